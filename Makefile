@@ -1,0 +1,26 @@
+# `make run` and `make test` each create .venv and install what is missing.
+PY      := .venv/bin/python
+STAMP   := .venv/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export NUMBA_CACHE_DIR := $(CURDIR)/.venv/numba-cache
+
+.PHONY: run test perf clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	.venv/bin/evolve launch configs/p04.yaml
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+perf: $(STAMP)
+	.venv/bin/evolve perf sandbox
+	.venv/bin/evolve perf brute
+
+clean:
+	rm -rf .venv .pytest_cache

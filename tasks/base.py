@@ -1,0 +1,140 @@
+"""What a task is: descriptions for proposers, gold answers kept from them, sizes, and the
+map from the task's own parameter dictionary to the model IR.
+
+A task module defines one subclass of :class:`Task` and exposes an instance as ``TASK``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from tasks.model import IsingModel
+
+# The nine labels of the StatMechBench-v0 tractable-class library (Appendix A of the paper).
+CLASS_LABELS = (
+    "transfer_matrix",
+    "free_fermion",
+    "pfaffian",
+    "gauge",
+    "percolation",
+    "rbim_nishimori",
+    "treewidth_bounded",
+    "exactly_solvable_other",
+    "no_efficient_known",
+)
+
+STATMECHBENCH_CITATION = (
+    "StatMechBench-v0 task card (Appendix B of 'Exploring Structures in Physics Problems: "
+    "Can AI Agents Discover Statistical Mechanical Mappings?'), reproduced as benchmark data."
+)
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The answer key. Never shown to proposers."""
+
+    tractable_class: str
+    complexity: str
+
+
+class Task(ABC):
+    """One partition-function problem.
+
+    Subclasses set the class attributes below and implement ``sample_params`` and
+    ``to_model``. Sizes are always the number of spins n.
+    """
+
+    id: str
+    title: str
+    tier: int = 1
+    canonical: str
+    paraphrased: str
+    hint: str | None = None
+    gold: Gold
+    probe_sizes: tuple[int, ...]
+    #: sizes beyond the probes, checked against exact oracles (the promotion ladder)
+    ladder_sizes: tuple[int, ...] = ()
+    citation: str = STATMECHBENCH_CITATION
+    #: the candidate's function returns Z (log Z when it defines log_Z)
+    quantity: str = "Z"
+
+    # -- to implement ---------------------------------------------------------------------
+    @abstractmethod
+    def sample_params(self, rng: np.random.Generator, n: int) -> dict:
+        """Draw one parameter dictionary for size n (JSON-serialisable: floats and lists)."""
+
+    @abstractmethod
+    def to_model(self, params: dict, n: int) -> IsingModel:
+        """The model IR of these parameters. Raises ValueError on a malformed dictionary."""
+
+    def check_size(self, n: int) -> None:
+        """Raise ValueError if n is not a size this task is defined for."""
+        if n < 2:
+            raise ValueError(f"{self.id}: n must be at least 2, got {n}")
+
+    # -- shared ---------------------------------------------------------------------------
+    def description(self, variant: str = "canonical") -> str:
+        if variant == "canonical":
+            return self.canonical
+        if variant == "paraphrased":
+            return self.paraphrased
+        raise ValueError(f"unknown description variant {variant!r} (canonical, paraphrased)")
+
+    def rng_for(self, seed: int, n: int, sample: int) -> np.random.Generator:
+        """Deterministic generator for (task, seed, n, sample index)."""
+        return np.random.default_rng([zlib.crc32(self.id.encode()), int(seed), int(n), int(sample)])
+
+    def probe_params(self, n: int, seed: int, sample: int) -> dict:
+        self.check_size(n)
+        return self.sample_params(self.rng_for(seed, n, sample), n)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.id}: {self.title}>"
+
+
+# -- parameter validation used by the task modules --------------------------------------------
+
+def get_float(params: dict, key: str) -> float:
+    if key not in params:
+        raise ValueError(f"missing parameter {key!r}")
+    try:
+        v = float(params[key])
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {key!r} must be a number") from None
+    if not np.isfinite(v):
+        raise ValueError(f"parameter {key!r} must be finite")
+    return v
+
+
+def get_array(params: dict, key: str, shape: tuple[int, ...], pm_one: bool = False) -> np.ndarray:
+    """The parameter as a float array of exactly ``shape`` (entries +-1 when ``pm_one``)."""
+    if key not in params:
+        raise ValueError(f"missing parameter {key!r}")
+    try:
+        a = np.asarray(params[key], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {key!r} must be numeric with shape {shape}") from None
+    if a.shape != shape:
+        raise ValueError(f"parameter {key!r} has shape {a.shape}, expected {shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"parameter {key!r} must be finite")
+    if pm_one and not np.all(np.abs(a) == 1.0):
+        raise ValueError(f"parameter {key!r} entries must be -1 or +1")
+    return a
+
+
+def sample_beta(rng: np.random.Generator) -> float:
+    """Inverse temperature for probes: uniform on [0.1, 1.5], so low temperatures are included."""
+    return float(rng.uniform(0.1, 1.5))
+
+
+def square_side(task_id: str, n: int, min_side: int) -> int:
+    """L with n = L*L, or ValueError."""
+    L = int(round(np.sqrt(n)))
+    if L * L != n or L < min_side:
+        raise ValueError(f"{task_id}: n must be L*L with L >= {min_side}, got n={n}")
+    return L

@@ -1,0 +1,54 @@
+"""P04: 2D +-J Ising spin glass on an open L x L grid (StatMechBench-v0)."""
+
+import numpy as np
+
+from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
+from tasks.model import IsingModel, Lattice
+
+
+class PlanarGridGlass(Task):
+    id = "P04"
+    title = "2D Ising spin glass on planar grid (open)"
+    canonical = """\
+You are given a **2D Ising spin glass on an L x L OPEN-boundary planar
+lattice** with random binary couplings on each edge.
+H(s) = - sum_{horiz edges} Jh[r,c] * s[r,c] * s[r,c+1]
+- sum_{vert edges} Jv[r,c] * s[r,c] * s[r+1,c].
+Z must be polynomial in n (NOT exponential)."""
+    paraphrased = """\
+L x L grid of binary variables x_{r,c}; grid does NOT wrap. Each horizontal
+edge carries a binary weight Jh[r][c] in {-1,+1}; each vertical edge
+Jv[r][c] in {-1,+1}. Compute
+Z(beta, Jh, Jv, n) = sum over all 2^n assignments x of
+exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
++ beta * sum_{r,c: r<L-1} Jv[r][c] * x_{r,c} * x_{r+1,c} )"""
+    hint = "The interaction graph is planar."
+    gold = Gold("pfaffian", "O(n^3)")
+    probe_sizes = (9, 16)
+    ladder_sizes = (64, 256, 1024, 4096)
+
+    def check_size(self, n):
+        square_side(self.id, n, 2)
+
+    def sample_params(self, rng, n):
+        L = square_side(self.id, n, 2)
+        return {
+            "beta": sample_beta(rng),
+            "Jh": rng.choice([-1.0, 1.0], size=(L, L - 1)).tolist(),
+            "Jv": rng.choice([-1.0, 1.0], size=(L - 1, L)).tolist(),
+        }
+
+    def to_model(self, params, n):
+        L = square_side(self.id, n, 2)
+        beta = get_float(params, "beta")
+        Jh = get_array(params, "Jh", (L, L - 1), pm_one=True)
+        Jv = get_array(params, "Jv", (L - 1, L), pm_one=True)
+        r, c = np.divmod(np.arange(n), L)
+        h_sites = (r * L + c)[c < L - 1]          # row-major over (r, c<L-1): matches Jh.ravel()
+        v_sites = (r * L + c)[r < L - 1]          # row-major over (r<L-1, c): matches Jv.ravel()
+        edges = np.concatenate([np.stack([h_sites, h_sites + 1], 1), np.stack([v_sites, v_sites + L], 1)])
+        J = np.concatenate([Jh.ravel(), Jv.ravel()])
+        return IsingModel.from_arrays(n, beta, edges, J, lattice=Lattice(L, L))
+
+
+TASK = PlanarGridGlass()
