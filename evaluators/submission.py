@@ -1,0 +1,69 @@
+"""A candidate as the evaluators see it: code plus the claims made about it.
+
+Files are either the paper's response schema as JSON (``tractable_class``, ``complexity_O``,
+``confidence``, ``justification``, ``code``) or a bare ``.py`` file (claims unknown).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SubmissionError(ValueError):
+    """The file cannot be read as a candidate; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    code: str
+    tractable_class: str | None = None
+    complexity_O: str | None = None
+    confidence: float | None = None
+    justification: str | None = None
+
+    def defines(self, name: str) -> bool:
+        """True when the code defines a top-level function ``name`` (False if it does not parse)."""
+        try:
+            tree = ast.parse(self.code)
+        except (SyntaxError, ValueError):
+            return False
+        return any(isinstance(node, ast.FunctionDef) and node.name == name for node in tree.body)
+
+    @classmethod
+    def from_response(cls, obj: dict) -> "Submission":
+        """From the paper's JSON response object."""
+        if not isinstance(obj, dict):
+            raise SubmissionError("the JSON must be an object with a 'code' key")
+        code = obj.get("code")
+        if not isinstance(code, str) or not code.strip():
+            raise SubmissionError("the JSON has no 'code' string")
+        conf = obj.get("confidence")
+        try:
+            conf = None if conf is None else float(conf)
+        except (TypeError, ValueError):
+            conf = None
+        text = lambda k: obj[k] if isinstance(obj.get(k), str) else None  # noqa: E731
+        return cls(code, text("tractable_class"), text("complexity_O"), conf, text("justification"))
+
+
+def load_submission(path: str | Path) -> Submission:
+    """Read a ``.json`` (paper schema) or ``.py`` candidate; SubmissionError with a one-line reason otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise SubmissionError(f"candidate file not found: {path}")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"cannot read {path}: {exc}") from None
+    if path.suffix == ".py":
+        if not raw.strip():
+            raise SubmissionError(f"{path} is empty")
+        return Submission(code=raw)
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return Submission.from_response(obj)

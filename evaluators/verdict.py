@@ -1,0 +1,114 @@
+"""The Verdict: everything the evaluators found about one candidate, as a versioned record.
+
+``to_dict()`` is the JSON printed by ``evolve verify --json`` and stored in run journals.
+Bump ``SCHEMA`` whenever a key changes meaning or disappears (adding keys is compatible).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SCHEMA = 1
+
+
+@dataclass
+class Rung:
+    """One size the candidate was run at: wall seconds of its call and log-domain relative error of Z."""
+
+    n: int
+    seconds: float
+    rel_err: float | None
+    passed: bool
+    stage: str = "probe"  # "probe" (paper's sizes, brute force) or "ladder" (exact oracle)
+
+
+@dataclass
+class Numerical:
+    passed: bool = False
+    max_rel_err: float | None = None
+    probes: int = 0
+    failed: int = 0
+    largest_n_verified: int = 0
+    rungs: list[Rung] = field(default_factory=list)
+
+
+@dataclass
+class Complexity:
+    claimed: str | None = None
+    measured: str | None = None
+    honest: bool | None = None
+
+
+@dataclass
+class ClassCheck:
+    claimed: str | None = None
+    consistent: bool | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PhysicsCheck:
+    name: str
+    passed: bool
+    detail: str
+
+
+@dataclass
+class Physics:
+    passed: bool | None = None
+    checks: list[PhysicsCheck] = field(default_factory=list)
+
+
+@dataclass
+class SandboxFindings:
+    violations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    task: str
+    verdict: str = "reject"  # "accept" | "reject"
+    numerical: Numerical = field(default_factory=Numerical)
+    complexity: Complexity = field(default_factory=Complexity)
+    class_: ClassCheck = field(default_factory=ClassCheck)
+    physics: Physics = field(default_factory=Physics)
+    sandbox: SandboxFindings = field(default_factory=SandboxFindings)
+    feedback: str = ""
+    confidence: float | None = None
+    schema: int = SCHEMA
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "accept"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        out = {"schema": d.pop("schema"), "task": d.pop("task"), "verdict": d.pop("verdict")}
+        out["numerical"] = d.pop("numerical")
+        out["complexity"] = d.pop("complexity")
+        out["class"] = d.pop("class_")
+        out["physics"] = d.pop("physics")
+        out["sandbox"] = d.pop("sandbox")
+        out["feedback"] = d.pop("feedback")
+        out.update(d)  # confidence and anything added later
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Verdict":
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"Verdict schema {d.get('schema')!r} is not supported (expected {SCHEMA})")
+        num = dict(d["numerical"])
+        num["rungs"] = [Rung(**r) for r in num.get("rungs", [])]
+        phys = dict(d["physics"])
+        phys["checks"] = [PhysicsCheck(**c) for c in phys.get("checks", [])]
+        return cls(
+            task=d["task"],
+            verdict=d["verdict"],
+            numerical=Numerical(**num),
+            complexity=Complexity(**d["complexity"]),
+            class_=ClassCheck(**d["class"]),
+            physics=Physics(**phys),
+            sandbox=SandboxFindings(**d["sandbox"]),
+            feedback=d["feedback"],
+            confidence=d.get("confidence"),
+        )

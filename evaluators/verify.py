@@ -1,0 +1,140 @@
+"""The evaluation cascade: one candidate in, one Verdict out.
+
+Stages so far: static policy check, a sandboxed run at the paper's probe sizes compared with
+brute force. Each stage records what it found in the Verdict; nothing the candidate does can
+make this function raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaluators import feedback as fb
+from evaluators.comparison import passes, relative_error
+from evaluators.reference import reference_log_z
+from evaluators.sandbox import Call, Limits, Sandbox, static_check
+from evaluators.submission import Submission
+from evaluators.verdict import Rung, Verdict
+from tasks.base import Task
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    seed: int = 0
+    samples: int = 5           # parameter samples per probe size (the paper's default)
+    timeout_s: float = 30.0    # wall clock for the probe run (the paper's per-trial timeout)
+    memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
+class Probe:
+    n: int
+    params: dict
+    log_z: float  # exact natural log Z
+
+
+def probe_set(task: Task, seed: int, samples: int) -> list[Probe]:
+    """The paper's probes: ``samples`` seeded parameter draws at each probe size, with exact log Z."""
+    out = []
+    for n in task.probe_sizes:
+        for k in range(samples):
+            params = task.probe_params(n, seed, k)
+            out.append(Probe(n, params, reference_log_z(task, params, n)))
+    return out
+
+
+def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions(), sandbox: Sandbox | None = None) -> Verdict:
+    """Judge ``sub`` on ``task``; the returned Verdict's ``verdict`` is accept or reject."""
+    v = Verdict(task=task.id, confidence=sub.confidence)
+    v.complexity.claimed = sub.complexity_O
+    v.class_.claimed = sub.tractable_class
+
+    violations = static_check(sub.code)
+    if violations:
+        v.sandbox.violations = list(violations)
+        v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])
+        return v
+    if not sub.defines("Z_efficient"):
+        v.feedback = fb.did_not_run("the code does not define a top-level function Z_efficient(params, n)")
+        return v
+
+    own = sandbox is None
+    sandbox = sandbox or Sandbox()
+    try:
+        _probe_stage(task, sub, options, sandbox, v)
+    finally:
+        if own:
+            sandbox.close()
+    v.verdict = "accept" if v.numerical.passed and not v.sandbox.violations else "reject"
+    return v
+
+
+def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
+    probes = probe_set(task, opt.seed, opt.samples)
+    functions = ["Z_efficient"] + (["log_Z"] if sub.defines("log_Z") else [])
+    calls = [Call(f, p.params, p.n) for p in probes for f in functions]
+    limits = Limits(timeout_s=opt.timeout_s, cpu_s=int(opt.timeout_s) + 5, memory_mb=opt.memory_mb)
+    report = sandbox.run(sub.code, calls, limits)
+    v.sandbox.violations = list(report.violations)
+    num = v.numerical
+    num.probes = len(probes)
+
+    if report.error and not report.results:
+        v.feedback = _join(fb.did_not_run(report.error), report.violations)
+        return
+
+    failures: list[fb.ProbeFailure] = []
+    errs: list[float] = []
+    for i, probe in enumerate(probes):
+        worst, reason, secs = 0.0, None, 0.0
+        for j, fname in enumerate(functions):
+            k = i * len(functions) + j
+            if k >= len(report.results):
+                reason = reason or _cut_short(report)
+                worst = None
+                continue
+            res = report.results[k]
+            secs += res.seconds
+            if not res.ok:
+                reason, worst = f"{fname} raised {res.error}", None
+                continue
+            err, why = relative_error(res.value, probe.log_z, returns_log=(fname == "log_Z"))
+            if err is None:
+                reason, worst = f"{fname} {why}", None
+            elif worst is not None:
+                worst = max(worst, err)
+        ok = worst is not None and passes(worst)
+        num.rungs.append(Rung(n=probe.n, seconds=secs, rel_err=worst, passed=ok, stage="probe"))
+        if worst is not None:
+            errs.append(worst)
+        if not ok:
+            failures.append(fb.ProbeFailure(probe.n, worst, reason))
+
+    num.failed = len(failures)
+    num.max_rel_err = max(errs) if errs else None
+    num.passed = not failures
+    num.largest_n_verified = _largest_clean_prefix(task, num.rungs)
+    v.feedback = _join(fb.numerical_summary(len(probes), failures, num.max_rel_err), report.violations)
+
+
+def _largest_clean_prefix(task: Task, rungs: list[Rung]) -> int:
+    """Largest probe size such that it and every smaller size passed on all samples."""
+    best = 0
+    for n in sorted(task.probe_sizes):
+        if all(r.passed for r in rungs if r.n == n):
+            best = n
+        else:
+            break
+    return best
+
+
+def _cut_short(report) -> str:
+    if report.timed_out:
+        return f"not reached: {report.error or 'the run timed out'}"
+    if report.memory_exhausted:
+        return "not reached: memory limit exceeded"
+    return f"not reached: {report.error or 'the run ended early'}"
+
+
+def _join(text: str, violations) -> str:
+    return text if not violations else text + "\n" + fb.violations_text(list(violations))
