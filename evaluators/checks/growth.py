@@ -1,0 +1,52 @@
+"""Growth classes of running time as a function of n: the common language of the complexity
+audit (what was claimed, what was measured) and of class consistency.
+
+Three kinds, ordered: polynomial n^d (log factors ignored) < exponential in sqrt(n)
+2^(c sqrt n) < exponential in n 2^(c n). Within a kind, the degree d or rate c orders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KINDS = ("poly", "exp_sqrt", "exp")
+
+
+@dataclass(frozen=True)
+class Growth:
+    kind: str          # one of KINDS
+    rate: float = 1.0  # polynomial degree d, or c in 2^(c sqrt n) / 2^(c n)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown growth kind {self.kind!r}")
+
+    @property
+    def rank(self) -> int:
+        return KINDS.index(self.kind)
+
+    @property
+    def polynomial(self) -> bool:
+        return self.kind == "poly"
+
+    def describe(self) -> str:
+        if self.kind == "poly":
+            d = round(self.rate, 1)
+            return "O(1)" if d == 0 else f"polynomial, about n^{d:g}"
+        if self.kind == "exp_sqrt":
+            return f"exponential in sqrt(n), about 2^({self.rate:.2g} sqrt n)"
+        return f"exponential in n, about 2^({self.rate:.2g} n)"
+
+
+def at_least(claim: Growth, measured: Growth, degree_slack: float = 0.75) -> bool:
+    """True when ``claim`` is no lower than ``measured``.
+
+    Kinds are compared strictly (an exponential cost claimed polynomial is dishonest);
+    polynomial degrees with ``degree_slack`` for timing noise and log factors; rates of
+    exponentials are not compared, since a few timing points cannot pin them down.
+    """
+    if claim.rank != measured.rank:
+        return claim.rank > measured.rank
+    if claim.kind == "poly":
+        return measured.rate <= claim.rate + degree_slack
+    return True
