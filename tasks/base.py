@@ -76,6 +76,20 @@ class Task(ABC):
         if n < 2:
             raise ValueError(f"{self.id}: n must be at least 2, got {n}")
 
+    # -- parameter transforms used by the physical assertions -------------------------------
+    def with_beta(self, params: dict, beta: float) -> dict:
+        """The same instance at another inverse temperature."""
+        return {**params, "beta": float(beta)}
+
+    def flip_fields(self, params: dict) -> dict | None:
+        """Parameters with every field negated (Z must not change), or None if fields are not inputs."""
+        return None
+
+    def gauge(self, params: dict, signs: np.ndarray) -> dict | None:
+        """Parameters after the gauge s_i -> g_i s_i with ``signs`` g in {-1,+1}^n (Z must not change),
+        or None when the couplings are not inputs that can absorb it."""
+        return None
+
     # -- shared ---------------------------------------------------------------------------
     def description(self, variant: str = "canonical") -> str:
         if variant == "canonical":

@@ -136,3 +136,21 @@ def test_every_task_is_complete():
 def test_unknown_task_lists_known_ones():
     with pytest.raises(KeyError, match="P01, P02"):
         get_task("P99")
+
+
+@pytest.mark.parametrize("task", all_tasks(), ids=lambda t: t.id)
+def test_declared_symmetries_leave_log_z_unchanged(task):
+    n = task.probe_sizes[0]
+    params = task.probe_params(n, seed=8, sample=0)
+    ref = naive_log_z(task.to_model(params, n))
+    rng = np.random.default_rng(1)
+    flipped = task.flip_fields(params)
+    if flipped is not None:
+        assert flipped != params
+        assert naive_log_z(task.to_model(flipped, n)) == pytest.approx(ref, rel=1e-12)
+    gauged = task.gauge(params, rng.choice([-1, 1], size=n))
+    if gauged is not None:
+        assert gauged != params
+        assert naive_log_z(task.to_model(gauged, n)) == pytest.approx(ref, rel=1e-12)
+    hotter = task.with_beta(params, 0.0)
+    assert naive_log_z(task.to_model(hotter, n)) == pytest.approx(n * math.log(2), rel=1e-12)

@@ -33,6 +33,9 @@ exp( beta * J * sum_{i=1}^{n-1} x_i * x_{i+1}
             "h": rng.uniform(-1.0, 1.0, size=n).tolist(),
         }
 
+    def flip_fields(self, params):
+        return {**params, "h": [-x for x in params["h"]]}
+
     def to_model(self, params, n):
         self.check_size(n)
         beta, J = get_float(params, "beta"), get_float(params, "J")

@@ -38,6 +38,13 @@ exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
             "Jv": rng.choice([-1.0, 1.0], size=(L - 1, L)).tolist(),
         }
 
+    def gauge(self, params, signs):
+        L = len(params["Jv"][0]) if params["Jv"] else 1
+        g = np.asarray(signs, dtype=float).reshape(L, L)
+        Jh = np.asarray(params["Jh"], dtype=float) * g[:, :-1] * g[:, 1:]
+        Jv = np.asarray(params["Jv"], dtype=float) * g[:-1, :] * g[1:, :]
+        return {**params, "Jh": Jh.tolist(), "Jv": Jv.tolist()}
+
     def to_model(self, params, n):
         L = square_side(self.id, n, 2)
         beta = get_float(params, "beta")

@@ -26,6 +26,9 @@ Z(beta, xi, n) = sum over 2^n assignments of exp( (beta/2) * (M(x)^2 - n) )."""
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "xi": rng.choice([-1.0, 1.0], size=n).tolist()}
 
+    def gauge(self, params, signs):
+        return {**params, "xi": (np.asarray(params["xi"], dtype=float) * np.asarray(signs)).tolist()}
+
     def to_model(self, params, n):
         self.check_size(n)
         beta = get_float(params, "beta")

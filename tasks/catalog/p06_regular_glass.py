@@ -39,6 +39,11 @@ exp( beta * sum_k J[k] * x[edges[k][0]] * x[edges[k][1]] )."""
             "J": rng.choice([-1.0, 1.0], size=len(edges)).tolist(),
         }
 
+    def gauge(self, params, signs):
+        e = np.asarray(params["edges"], dtype=np.int64)
+        g = np.asarray(signs, dtype=float)
+        return {**params, "J": (np.asarray(params["J"], dtype=float) * g[e[:, 0]] * g[e[:, 1]]).tolist()}
+
     def to_model(self, params, n):
         self.check_size(n)
         beta = get_float(params, "beta")
