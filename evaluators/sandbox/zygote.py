@@ -1,0 +1,228 @@
+"""The fork server ("zygote"): imports numpy/scipy once, then forks one child per run.
+
+Started by ``host.Sandbox`` as ``python -m evaluators.sandbox.zygote`` in its own session with
+a scrubbed environment. Protocol on its stdin/stdout (length-prefixed JSON, ``protocol.py``):
+
+    host -> zygote  {"op": "run", "code": str, "calls": [...], "limits": {...}}
+    zygote -> host  {"t": "ready"}                        once, after the preload
+                    {"t": "started", "pid": int}          the child's pid (= its pgid)
+                    {"t": "report", ...}                  when the child is done or killed
+
+The zygote enforces the wall-clock limit: at ``timeout_s`` after the fork it SIGKILLs the
+child's process group. It drains the child's stdout/stderr (keeping ``max_output_bytes`` of
+each) and verifies the signed result frames. It serves one run at a time.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import select
+import signal
+import sys
+import time
+
+from . import protocol
+
+_READ = 65536
+_PRELOAD = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "scipy", "scipy.linalg",
+            "scipy.sparse", "scipy.sparse.linalg", "scipy.special", "math", "cmath",
+            "itertools", "functools", "operator", "fractions", "collections",
+            "collections.abc", "decimal", "dataclasses", "typing", "ctypes")
+
+
+def _preload() -> None:
+    import importlib
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    from . import child  # noqa: F401  (imports guards, audit, seccomp)
+
+
+def _kill_group(pid: int) -> None:
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _describe_status(status: int) -> str | None:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return "cpu limit exceeded"
+        if sig == signal.SIGXFSZ:
+            return "file size limit exceeded"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"killed by signal {sig} ({name})"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0:
+        return f"child exited with status {os.WEXITSTATUS(status)}"
+    return None
+
+
+class _Collector:
+    """State of one run as seen from the zygote."""
+
+    def __init__(self, key: bytes, cap: int):
+        self.reader = protocol.SignedReader(key)
+        self.cap = cap
+        self.out = {1: bytearray(), 2: bytearray()}
+        self.results, self.violations, self.errors, self.info = [], [], [], {}
+        self.memory = False
+        self.done = False
+
+    def feed(self, which: str, data: bytes) -> None:
+        if which == "res":
+            for frame in self.reader.feed(data):
+                self.frame(frame)
+        else:
+            buf = self.out[1 if which == "out" else 2]
+            room = self.cap - len(buf)
+            if room > 0:
+                buf += data[:room]
+
+    def frame(self, f) -> None:
+        if not isinstance(f, dict) or self.done:
+            return
+        t = f.get("t")
+        if t == "r":
+            self.results.append({k: f.get(k) for k in ("ok", "value", "error", "seconds")})
+        elif t == "v":
+            if f.get("name") not in self.violations:
+                self.violations.append(f.get("name"))
+        elif t == "e":
+            self.errors.append(f.get("error"))
+        elif t == "m":
+            self.memory = True
+        elif t == "info":
+            self.info.update({k: v for k, v in f.items() if k != "t"})
+        elif t == "done":
+            self.done = True
+
+
+def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
+    """Pump the child's pipes until it exits or the deadline; returns (status, timed_out)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    poller = select.poll()
+    names = {}
+    for name, fd in fds.items():
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        names[fd] = name
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    deadline = t0 + timeout_s
+    status, timed_out, open_fds = None, False, set(names)
+    while status is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            _kill_group(pid)
+            _, status = os.waitpid(pid, 0)
+            break
+        wait_ms = remaining * 1000 if pidfd is not None else min(remaining * 1000, 5)
+        for fd, _ev in poller.poll(max(1, int(wait_ms))):
+            if fd == pidfd:
+                continue
+            if fd in open_fds:
+                data = os.read(fd, _READ)
+                if data:
+                    col.feed(names[fd], data)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+        done_pid, st = os.waitpid(pid, os.WNOHANG)
+        if done_pid == pid:
+            status = st
+    _kill_group(pid)  # anything left in the child's group
+    for fd in list(open_fds):  # drain what is already buffered, without blocking
+        os.set_blocking(fd, False)
+        try:
+            while True:
+                data = os.read(fd, _READ)
+                if not data:
+                    break
+                col.feed(names[fd], data)
+        except BlockingIOError:
+            pass
+    if pidfd is not None:
+        os.close(pidfd)
+    return status, timed_out
+
+
+def serve(request: dict) -> dict:
+    """Fork a child for ``request``, wait for it, and return the report frame."""
+    limits = request.get("limits", {})
+    timeout_s = float(limits.get("timeout_s", 30.0))
+    cap = int(limits.get("max_output_bytes", 64_000))
+    key = os.urandom(32)
+    res_r, res_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        for fd in (res_r, out_r, err_r):
+            os.close(fd)
+        from . import child
+        child.run(request, key, res_w, out_w, err_w)
+        os._exit(70)
+    for fd in (res_w, out_w, err_w):
+        os.close(fd)
+    protocol.write_all(1, protocol.encode({"t": "started", "pid": pid}))
+    col = _Collector(key, cap)
+    fds = {"res": res_r, "out": out_r, "err": err_r}
+    try:
+        status, timed_out = _collect(pid, fds, col, timeout_s, t0)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    child_wall = time.monotonic() - t0
+    error = col.errors[0] if col.errors else None
+    died = _describe_status(status) if status is not None else None
+    if col.reader.corrupt:
+        col.violations.append("channel:forged")
+        error = error or f"result channel corrupted: {col.reader.corrupt}"
+    if not timed_out and status is not None and os.WIFSIGNALED(status) \
+            and os.WTERMSIG(status) == signal.SIGKILL:
+        col.memory = True  # SIGKILL that we did not send: the kernel's OOM killer
+    if col.memory:
+        error = "memory limit exceeded"
+    if timed_out:
+        error = f"timeout after {timeout_s:g} s"
+    elif died and not col.done and not col.memory:
+        error = error or died
+    elif not col.done and error is None:
+        error = "child ended without finishing the calls"
+    return {
+        "t": "report", "results": col.results, "error": error, "violations": col.violations,
+        "timed_out": timed_out, "memory_exhausted": col.memory,
+        "stdout": col.out[1].decode("utf-8", "replace"), "stderr": col.out[2].decode("utf-8", "replace"),
+        "child_wall_s": child_wall, "exit": died, "info": col.info, "complete": col.done,
+    }
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _preload()
+    gc.collect()
+    gc.freeze()  # keep the preloaded heap shared (copy-on-write) across forks
+    protocol.write_all(1, protocol.encode({"t": "ready", "pid": os.getpid()}))
+    while True:
+        request = protocol.read_frame(0)
+        if request is None:
+            break
+        if request.get("op") == "run":
+            reply = serve(request)
+        else:
+            reply = {"t": "pong"}
+        protocol.write_all(1, protocol.encode(reply))
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
