@@ -98,10 +98,19 @@ def _source_names(source) -> set:
     return names
 
 
-def install(report, candidate_code) -> None:
-    """Add the audit hook; it starts refusing at once. ``report(name)`` records a violation."""
-    roots = allowed_roots()
-    busy = [False]
+_ROOTS = allowed_roots()  # computed once in the zygote, inherited by every child
+
+
+def install(report):
+    """Add the audit hook, disarmed; returns ``arm(candidate_code)``.
+
+    Until ``arm`` is called the hook lets everything through (the child is still setting
+    up); from then on it refuses as described above, and the exec of ``candidate_code``
+    itself is the one exec it lets through unchecked. ``report(name)`` records a violation.
+    """
+    roots = _ROOTS
+    busy = [True]
+    candidate = [None]
     getframe, realpath, fsdecode = sys._getframe, os.path.realpath, os.fsdecode
 
     def refuse(violation: str):
@@ -202,7 +211,7 @@ def install(report, candidate_code) -> None:
 
     def on_exec(args):
         code = args[0] if args else None
-        if code is candidate_code or not hasattr(code, "co_filename"):
+        if code is candidate[0] or not hasattr(code, "co_filename"):
             return
         filename = code.co_filename
         if filename.startswith("<frozen") or _under(filename, roots) or in_library_import():
@@ -242,3 +251,9 @@ def install(report, candidate_code) -> None:
             refuse(f"audit:{event}")
 
     sys.addaudithook(hook)
+
+    def arm(candidate_code) -> None:
+        candidate[0] = candidate_code
+        busy[0] = False
+
+    return arm

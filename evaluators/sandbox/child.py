@@ -72,15 +72,15 @@ def to_float(x) -> float:
     raise TypeError("unsupported return type")
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, with_type: bool = True) -> str:
     try:
         text = str(exc)
     except BaseException:  # a hostile __str__
         text = "<unprintable>"
-    return f"{type(exc).__name__}: {text}"[:2000]
+    return (f"{type(exc).__name__}: {text}" if with_type else text)[:2000]
 
 
-def _setup_fds(res_fd: int, out_fd: int, err_fd: int) -> int:
+def _setup_fds(res_fd: int, out_fd: int, err_fd: int, keep: int) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out_fd, 1)
@@ -88,13 +88,15 @@ def _setup_fds(res_fd: int, out_fd: int, err_fd: int) -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(1024, soft if soft != resource.RLIM_INFINITY else 1024)
     target = 64 + secrets.randbelow(max(1, top - 65))
+    if target == keep:
+        target += 1
     os.dup2(res_fd, target, inheritable=False)
     try:
         open_fds = [int(n) for n in os.listdir("/proc/self/fd")]
     except OSError:
         open_fds = list(range(3, max(top, 4096)))
     for n in open_fds:
-        if n > 2 and n != target:
+        if n > 2 and n not in (target, keep):
             try:
                 os.close(n)
             except OSError:
@@ -123,63 +125,81 @@ def _set_limits(limits: dict, result_fd: int) -> None:
             pass
 
 
-def run(request: dict, key: bytes, res_fd: int, out_fd: int, err_fd: int) -> None:
-    """Run one request in this (freshly forked) process; never returns."""
+def run(key: bytes, req_fd: int, res_fd: int, out_fd: int, err_fd: int) -> None:
+    """Body of a pre-forked child; never returns.
+
+    Everything that does not depend on the request is done before waiting for it (it also
+    takes the copy-on-write page faults off the critical path). Then: one request from
+    ``req_fd`` (EOF: the zygote is gone, exit quietly), limits, compile, arm the hook, run,
+    flush stdout/stderr, send ``{"t": "done"}``.
+    """
     status = 0
     try:
-        _run(request, key, res_fd, out_fd, err_fd)
+        os.setsid()
+        fd = _setup_fds(res_fd, out_fd, err_fd, keep=req_fd)
+        seq = [0]
+        write_all, sign = protocol.write_all, protocol.sign
+
+        def send(obj):
+            frame = sign(key, seq[0], obj)
+            seq[0] += 1
+            write_all(fd, frame)
+
+        def report(name):
+            send({"t": "v", "name": str(name)[:300]})
+
+        builtins_ = guards.make_builtins(report)
+        arm = audit.install(report)
+        sandboxed = seccomp.install()
+        _warm_up(key)
+        request = protocol.read_frame(req_fd)
+        os.close(req_fd)
+        if request is None:
+            os._exit(0)
+        if not sandboxed:
+            send({"t": "info", "seccomp": False})
+        try:
+            _run(request, fd, send, report, builtins_, arm)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:
+                    pass
+        send({"t": "done"})
     except BaseException:
         status = 70
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
         os._exit(status)
 
 
-def _run(request, key, res_fd, out_fd, err_fd):
-    os.setsid()
-    fd = _setup_fds(res_fd, out_fd, err_fd)
-    seq = [0]
-    write_all, sign = protocol.write_all, protocol.sign
+def _warm_up(key: bytes) -> None:
+    """Touch what every run uses, so its copy-on-write faults happen while we wait."""
+    protocol.sign(key, 0, {"t": "r", "ok": True, "value": 1.0, "error": None, "seconds": 0.0})
+    to_float(np.float64(1.0))
+    compile("def f(x):\n    return [x for _ in range(2)]\n", "<warm>", "exec", dont_inherit=True)
 
-    def send(obj):
-        frame = sign(key, seq[0], obj)
-        seq[0] += 1
-        write_all(fd, frame)
 
-    def report(name):
-        send({"t": "v", "name": str(name)[:300]})
-
+def _run(request: dict, fd: int, send, report, builtins_, arm) -> None:
     _set_limits(request.get("limits", {}), fd)
-    if not seccomp.install():
-        send({"t": "info", "seccomp": False})
     sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
         code = compile(request["code"], audit.CANDIDATE_FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         send({"t": "e", "error": _describe(e)})
-        send({"t": "done"})
         return
-    namespace = {"__builtins__": guards.make_builtins(report), "__name__": "candidate"}
-    audit.install(report, code)
+    namespace = {"__builtins__": builtins_, "__name__": "candidate"}
+    arm(code)
 
     try:
         exec(code, namespace)
-    except MemoryError as e:
-        send({"t": "m"})
-        send({"t": "e", "error": f"candidate module raised {_describe(e)}"})
-        send({"t": "done"})
-        return
     except BaseException as e:
+        if isinstance(e, MemoryError):
+            send({"t": "m"})
         send({"t": "e", "error": f"candidate module raised {_describe(e)}"})
-        send({"t": "done"})
         return
     if not callable(namespace.get("Z_efficient")):
         send({"t": "e", "error": "missing Z_efficient"})
-        send({"t": "done"})
         return
 
     for call in request["calls"]:
@@ -188,29 +208,28 @@ def _run(request, key, res_fd, out_fd, err_fd):
         if not callable(fn):
             send({"t": "r", "ok": False, "value": None, "error": f"missing {name}", "seconds": 0.0})
             continue
+        value, error = None, None
         t0 = _perf()
         try:
             raw = fn(call["params"], call["n"])
-        except MemoryError as e:
-            seconds = _perf() - t0
-            send({"t": "m"})
-            send({"t": "r", "ok": False, "value": None, "error": _describe(e), "seconds": seconds})
-            continue
         except BaseException as e:
             seconds = _perf() - t0
-            send({"t": "r", "ok": False, "value": None, "error": _describe(e), "seconds": seconds})
-            continue
-        seconds = _perf() - t0
-        try:
-            value, error = to_float(raw), None
-        except MemoryError as e:
-            send({"t": "m"})
-            value, error = None, _describe(e)
-        except BaseException as e:
-            value, error = None, str(e) if isinstance(e, (TypeError, ValueError)) else _describe(e)
-        send({"t": "r", "ok": error is None, "value": value, "error": error, "seconds": seconds})
+            if isinstance(e, MemoryError):
+                send({"t": "m"})
+            error = _describe(e)
+        else:
+            seconds = _perf() - t0
+            try:
+                value = to_float(raw)
+            except (TypeError, ValueError) as e:
+                error = _describe(e, with_type=False)
+            except BaseException as e:
+                if isinstance(e, MemoryError):
+                    send({"t": "m"})
+                error = _describe(e)
+        send({"t": "r", "ok": error is None, "value": value if error is None else None,
+              "error": error, "seconds": seconds})
         try:
             sys.stdout.flush()
         except BaseException:
             pass
-    send({"t": "done"})

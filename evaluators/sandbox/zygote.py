@@ -138,6 +138,8 @@ def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
         done_pid, st = os.waitpid(pid, os.WNOHANG)
         if done_pid == pid:
             status = st
+        elif col.done:
+            break  # everything is in; the child is only exiting (killed and reaped later)
     _kill_group(pid)  # anything left in the child's group
     for fd in list(open_fds):  # drain what is already buffered, without blocking
         os.set_blocking(fd, False)
@@ -154,42 +156,96 @@ def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
     return status, timed_out
 
 
-def serve(request: dict) -> dict:
-    """Fork a child for ``request``, wait for it, and return the report frame."""
-    limits = request.get("limits", {})
-    timeout_s = float(limits.get("timeout_s", 30.0))
-    cap = int(limits.get("max_output_bytes", 64_000))
-    key = os.urandom(32)
-    res_r, res_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    t0 = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        for fd in (res_r, out_r, err_r):
+class _Spare:
+    """A pre-forked child waiting for its request (forking costs ~10-20 ms: off the critical path)."""
+
+    def __init__(self):
+        self.key = os.urandom(32)
+        req_r, self.req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            for fd in (self.req_w, res_r, out_r, err_r):
+                os.close(fd)
+            from . import child
+            child.run(self.key, req_r, res_w, out_w, err_w)
+            os._exit(70)
+        for fd in (req_r, res_w, out_w, err_w):
             os.close(fd)
-        from . import child
-        child.run(request, key, res_w, out_w, err_w)
-        os._exit(70)
-    for fd in (res_w, out_w, err_w):
-        os.close(fd)
-    protocol.write_all(1, protocol.encode({"t": "started", "pid": pid}))
-    col = _Collector(key, cap)
-    fds = {"res": res_r, "out": out_r, "err": err_r}
-    try:
-        status, timed_out = _collect(pid, fds, col, timeout_s, t0)
-    finally:
-        for fd in fds.values():
+        self.pid = pid
+        self.fds = {"res": res_r, "out": out_r, "err": err_r}
+
+    def discard(self) -> None:
+        _kill_group(self.pid)
+        os.close(self.req_w)
+        for fd in self.fds.values():
             os.close(fd)
-    child_wall = time.monotonic() - t0
+        os.waitpid(self.pid, 0)
+
+
+class Zygote:
+    """Serves runs one at a time, keeping one spare child forked ahead."""
+
+    def __init__(self):
+        self.spare: _Spare | None = None
+        self.to_reap: list[int] = []
+
+    def take_spare(self, request: dict) -> tuple[_Spare, float]:
+        payload = protocol.encode(request)
+        for _ in range(2):
+            spare, self.spare = self.spare or _Spare(), None
+            try:
+                t0 = time.monotonic()
+                protocol.write_all(spare.req_w, payload)
+                os.close(spare.req_w)
+                return spare, t0
+            except OSError:  # the spare died meanwhile: fork a fresh one
+                spare.discard()
+        raise RuntimeError("cannot start a sandbox child")
+
+    def serve(self, request: dict) -> dict:
+        """Hand ``request`` to a child, wait for it, and return the report frame."""
+        limits = request.get("limits", {})
+        timeout_s = float(limits.get("timeout_s", 30.0))
+        cap = int(limits.get("max_output_bytes", 64_000))
+        spare, t0 = self.take_spare(request)
+        pid = spare.pid
+        protocol.write_all(1, protocol.encode({"t": "started", "pid": pid}))
+        col = _Collector(spare.key, cap)
+        try:
+            status, timed_out = _collect(pid, spare.fds, col, timeout_s, t0)
+        finally:
+            for fd in spare.fds.values():
+                os.close(fd)
+        if status is None:
+            self.to_reap.append(pid)
+        return _report(col, status, timed_out, timeout_s, time.monotonic() - t0)
+
+    def idle(self) -> None:
+        """Work done after a reply was sent: fork the next spare, reap finished children."""
+        if self.spare is None:
+            self.spare = _Spare()
+        still = []
+        for pid in self.to_reap:  # exiting children take a few ms to tear down: don't wait
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                    still.append(pid)
+            except ChildProcessError:
+                pass
+        self.to_reap = still
+
+
+def _report(col: _Collector, status, timed_out: bool, timeout_s: float, wall: float) -> dict:
     error = col.errors[0] if col.errors else None
     died = _describe_status(status) if status is not None else None
     if col.reader.corrupt:
         col.violations.append("channel:forged")
         error = error or f"result channel corrupted: {col.reader.corrupt}"
     if not timed_out and status is not None and os.WIFSIGNALED(status) \
-            and os.WTERMSIG(status) == signal.SIGKILL:
-        col.memory = True  # SIGKILL that we did not send: the kernel's OOM killer
+            and os.WTERMSIG(status) == signal.SIGKILL and not col.done:
+        col.memory = True  # a SIGKILL that we did not send: the kernel's OOM killer
     if col.memory:
         error = "memory limit exceeded"
     if timed_out:
@@ -202,7 +258,7 @@ def serve(request: dict) -> dict:
         "t": "report", "results": col.results, "error": error, "violations": col.violations,
         "timed_out": timed_out, "memory_exhausted": col.memory,
         "stdout": col.out[1].decode("utf-8", "replace"), "stderr": col.out[2].decode("utf-8", "replace"),
-        "child_wall_s": child_wall, "exit": died, "info": col.info, "complete": col.done,
+        "child_wall_s": wall, "exit": died, "info": col.info, "complete": col.done,
     }
 
 
@@ -211,16 +267,21 @@ def main() -> None:
     _preload()
     gc.collect()
     gc.freeze()  # keep the preloaded heap shared (copy-on-write) across forks
+    zygote = Zygote()
+    zygote.idle()
     protocol.write_all(1, protocol.encode({"t": "ready", "pid": os.getpid()}))
     while True:
         request = protocol.read_frame(0)
         if request is None:
             break
         if request.get("op") == "run":
-            reply = serve(request)
+            reply = zygote.serve(request)
         else:
             reply = {"t": "pong"}
         protocol.write_all(1, protocol.encode(reply))
+        zygote.idle()
+    if zygote.spare is not None:
+        zygote.spare.discard()
     sys.exit(0)
 
 
