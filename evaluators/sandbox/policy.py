@@ -81,7 +81,7 @@ DANGEROUS_DUNDERS = frozenset({
     "__defaults__", "__annotations__",
 })
 
-_DUNDER = re.compile(r"__[A-Za-z_][A-Za-z0-9_]*__")
+_DUNDER = re.compile(r"__[a-z][a-z0-9_]*__")  # Python's special names are lower case
 
 
 def is_dunder(name: str) -> bool:
@@ -102,6 +102,8 @@ def attribute_violation(name: str) -> str | None:
 
 def module_violation(fullname: str) -> str | None:
     """The violation for importing module or member ``fullname`` (dotted), or None."""
+    if fullname == "__future__" or fullname.startswith("__future__."):
+        return None  # compiler directives (from __future__ import annotations)
     parts = fullname.split(".")
     if parts[0] not in ALLOWED_IMPORTS:
         return f"import:{parts[0]}"
@@ -248,8 +250,8 @@ def generated_code_violations(names) -> list[str]:
     """
     out = []
     for name in names:
-        if name in DANGEROUS_DUNDERS or name in SENSITIVE_ATTRS:
-            out.append(f"dunder:{name}" if is_dunder(name) else f"attr:{name}")
-        elif name in FORBIDDEN_BUILTINS or name in ATTR_BUILTINS:
+        if name in FORBIDDEN_BUILTINS or name in ATTR_BUILTINS:
             out.append(f"builtin:{name}")
+        elif name in DANGEROUS_DUNDERS or name in SENSITIVE_ATTRS:
+            out.append(f"dunder:{name}" if is_dunder(name) else f"attr:{name}")
     return out

@@ -1,0 +1,224 @@
+"""Normal runs through the sandbox: values, errors, conversion, timing, output capture, restarts."""
+import math
+import os
+import signal
+import time
+
+import pytest
+
+from evaluators.sandbox import Call, CallResult, Limits, Sandbox, SandboxReport
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(Limits(timeout_s=20.0)) as sandbox:
+        yield sandbox
+
+
+def z(n, **params):
+    return Call("Z_efficient", params, n)
+
+
+def test_values_in_call_order(sb):
+    code = "def Z_efficient(params, n):\n    return 2.0 ** n * params.get('k', 1)\n"
+    rep = sb.run(code, [z(3), z(4, k=3), z(10)])
+    assert isinstance(rep, SandboxReport)
+    assert rep.error is None and rep.violations == () and not rep.timed_out
+    assert [r.value for r in rep.results] == [8.0, 48.0, 1024.0]
+    assert all(isinstance(r, CallResult) and r.ok and r.error is None for r in rep.results)
+    assert rep.wall_s > 0
+
+
+def test_module_code_runs_once_per_run(sb):
+    code = "COUNT = [0]\nCOUNT[0] += 1\ndef Z_efficient(params, n):\n    COUNT[0] += 1\n    return COUNT[0]\n"
+    rep = sb.run(code, [z(1), z(1), z(1)])
+    assert [r.value for r in rep.results] == [2.0, 3.0, 4.0]
+    again = sb.run(code, [z(1)])  # a fresh child: nothing carried over
+    assert again.results[0].value == 2.0
+
+
+def test_log_z_calls_and_missing_log_z(sb):
+    code = "import math\ndef Z_efficient(p, n):\n    return 2.0 ** n\ndef log_Z(p, n):\n    return n * math.log(2)\n"
+    rep = sb.run(code, [Call("log_Z", {}, 5000), z(3)])
+    assert rep.results[0].value == pytest.approx(5000 * math.log(2))
+    assert rep.results[1].value == 8.0
+    only_z = sb.run("def Z_efficient(p, n):\n    return 1.0\n", [Call("log_Z", {}, 3), z(3)])
+    assert not only_z.results[0].ok and only_z.results[0].error == "missing log_Z"
+    assert only_z.results[1].ok
+
+
+def test_missing_z_efficient(sb):
+    rep = sb.run("def log_Z(p, n):\n    return 1.0\n", [z(3)])
+    assert rep.error == "missing Z_efficient" and rep.results == ()
+
+
+def test_syntax_error_is_an_error_not_a_violation(sb):
+    rep = sb.run("def Z_efficient(p, n)\n    return 1\n", [z(3)])
+    assert rep.error.startswith("SyntaxError") and rep.violations == () and rep.results == ()
+
+
+def test_module_level_exception(sb):
+    rep = sb.run("raise ValueError('boom')\ndef Z_efficient(p, n):\n    return 1.0\n", [z(3)])
+    assert rep.error == "candidate module raised ValueError: boom" and rep.results == ()
+
+
+def test_raising_call_is_recorded_and_later_calls_still_run(sb):
+    code = ("def Z_efficient(params, n):\n"
+            "    if n == 2:\n        raise TypeError('bad n')\n"
+            "    if n == 3:\n        return 1 / 0\n"
+            "    return float(n)\n")
+    rep = sb.run(code, [z(1), z(2), z(3), z(4)])
+    assert [r.ok for r in rep.results] == [True, False, False, True]
+    assert rep.results[1].error == "TypeError: bad n"
+    assert rep.results[2].error.startswith("ZeroDivisionError")
+    assert rep.results[1].value is None and rep.error is None
+
+
+@pytest.mark.parametrize("expr, value, error", [
+    ("np.float64(2.5)", 2.5, None),
+    ("7", 7.0, None),
+    ("np.int64(7)", 7.0, None),
+    ("np.array([3.5])", 3.5, None),
+    ("np.array([[4.0]])", 4.0, None),
+    ("[1.5]", 1.5, None),
+    ("Fraction(1, 4)", 0.25, None),
+    ("Decimal('0.5')", 0.5, None),
+    ("complex(2.0, 0.0)", 2.0, None),
+    ("np.complex128(3.0 + 1e-20j)", 3.0, None),
+    ("np.array([1.0, 2.0, 3.0])", None, "non-scalar return of shape (3,)"),
+    ("np.zeros((2, 2))", None, "non-scalar return of shape (2, 2)"),
+    ("[1.0, 2.0]", None, "non-scalar return of shape (2,)"),
+    ("complex(1.0, 2.0)", None, "complex return with non-zero imaginary part 2.0"),
+    ("True", None, "unsupported return type bool"),
+    ("np.bool_(True)", None, "unsupported return type bool"),
+    ("None", None, "unsupported return type NoneType"),
+    ("'1.0'", None, "unsupported return type str"),
+    ("{'a': 1}", None, "unsupported return type dict"),
+])
+def test_return_value_conversion(sb, expr, value, error):
+    code = ("import numpy as np\nfrom fractions import Fraction\nfrom decimal import Decimal\n"
+            f"def Z_efficient(params, n):\n    return {expr}\n")
+    res = sb.run(code, [z(1)]).results[0]
+    assert res.value == value and res.error == error and res.ok is (error is None)
+
+
+def test_nan_and_inf_pass_through_for_the_verifier_to_judge(sb):
+    code = "def Z_efficient(p, n):\n    return [float('nan'), float('inf'), -float('inf')][n]\n"
+    rep = sb.run(code, [z(0), z(1), z(2)])
+    assert all(r.ok for r in rep.results)
+    assert math.isnan(rep.results[0].value)
+    assert rep.results[1].value == math.inf and rep.results[2].value == -math.inf
+
+
+def test_huge_int_overflows_like_the_paper(sb):
+    res = sb.run("def Z_efficient(p, n):\n    return 10 ** 400\n", [z(1)]).results[0]
+    assert not res.ok and res.error.startswith("OverflowError")
+
+
+def test_per_call_seconds_are_measured_in_the_child(sb):
+    code = ("import numpy as np\ndef Z_efficient(p, n):\n"
+            "    a = np.random.default_rng(0).random((n, n))\n"
+            "    for _ in range(20):\n        np.linalg.slogdet(a)\n    return 1.0\n")
+    rep = sb.run(code, [z(2), z(300)])
+    small, big = rep.results
+    assert 0 <= small.seconds < big.seconds < rep.wall_s
+
+
+def test_stdout_and_stderr_are_captured_and_capped(sb):
+    code = "def Z_efficient(p, n):\n    print('hello', n)\n    print('x' * 100000)\n    return 1.0\n"
+    rep = sb.run(code, [z(1)], Limits(timeout_s=10, max_output_bytes=1000))
+    assert rep.results[0].ok
+    assert rep.stdout.startswith("hello 1\n") and len(rep.stdout.encode()) <= 1000
+
+
+def test_a_printed_fake_result_line_is_ignored(sb):
+    code = ('def Z_efficient(p, n):\n'
+            '    print("__VERIFIER_RESULT__" + \'{"results": [{"ok": true, "z": 42.0}]}\')\n'
+            '    print(\'{"t": "r", "ok": true, "value": 42.0, "error": null, "seconds": 0.0}\')\n'
+            '    return 1.0\n')
+    rep = sb.run(code, [z(1)])
+    assert [r.value for r in rep.results] == [1.0]
+    assert "__VERIFIER_RESULT__" in rep.stdout
+
+
+def test_legitimate_scipy_numpy_and_lazy_imports_work(sb):
+    code = '''
+import numpy as np
+import math, cmath, itertools, functools, operator, collections, typing
+from fractions import Fraction
+from decimal import Decimal, getcontext
+from dataclasses import dataclass, field
+from collections import namedtuple, defaultdict, Counter
+from functools import lru_cache, reduce
+
+Pair = namedtuple("Pair", "a b")
+
+@dataclass(frozen=True)
+class Model:
+    n: int
+    couplings: list = field(default_factory=list)
+
+class Named(typing.NamedTuple):
+    k: int
+
+@lru_cache(maxsize=None)
+def fib(k):
+    return k if k < 2 else fib(k - 1) + fib(k - 2)
+
+def deep(k):
+    return 0 if k == 0 else 1 + deep(k - 1)
+
+def Z_efficient(params, n):
+    from scipy.sparse.linalg import splu
+    import scipy.special
+    import scipy.sparse as sp
+    import scipy.linalg
+    A = sp.csc_matrix(np.eye(4) * 2.0)
+    x = splu(A).solve(np.ones(4))
+    sign, logdet = np.linalg.slogdet(np.eye(3) * 3.0)
+    getcontext().prec = 40
+    total = (float(scipy.special.logsumexp([1.0, 2.0])) + logdet + x[0]
+             + scipy.linalg.expm(np.zeros((2, 2)))[0, 0] + float(Fraction(1, 2))
+             + float(Decimal(1) / Decimal(4)) + Model(n).n + Pair(1, 2).a + Named(3).k
+             + fib(60) * 0 + deep(3000) * 0 + cmath.sqrt(-1).imag
+             + reduce(operator.add, itertools.repeat(1, 3)) + Counter("aab")["a"])
+    return total
+'''
+    rep = sb.run(code, [z(5)])
+    assert rep.violations == () and rep.error is None, rep
+    expected = (math.log(math.exp(1) + math.exp(2)) + 3 * math.log(3) + 0.5 + 1 + 0.5
+                + 0.25 + 5 + 1 + 3 + 1 + 3 + 2)
+    assert rep.results[0].ok and rep.results[0].value == pytest.approx(expected)
+
+
+def test_timeout_keeps_the_calls_that_finished(sb):
+    code = "def Z_efficient(p, n):\n    while n > 2:\n        pass\n    return float(n)\n"
+    t0 = time.monotonic()
+    rep = sb.run(code, [z(1), z(2), z(3), z(1)], Limits(timeout_s=1.0))
+    assert time.monotonic() - t0 < 1.0 + 2.0
+    assert rep.timed_out and rep.error == "timeout after 1 s"
+    assert [r.value for r in rep.results] == [1.0, 2.0]
+    assert sb.run("def Z_efficient(p, n):\n    return 1.0\n", [z(1)]).results[0].ok
+
+
+def test_zygote_is_restarted_transparently(sb):
+    sb.run("def Z_efficient(p, n):\n    return 1.0\n", [z(1)])
+    pid = sb._proc.pid
+    os.killpg(pid, signal.SIGKILL)
+    sb._proc.wait()
+    rep = sb.run("def Z_efficient(p, n):\n    return 3.0\n", [z(1)])
+    assert rep.results[0].value == 3.0 and sb._proc.pid != pid
+
+
+def test_close_is_idempotent_and_context_manager():
+    box = Sandbox()
+    with box:
+        assert box.run("def Z_efficient(p, n):\n    return 1.0\n", [z(1)]).results[0].ok
+    box.close()
+    with pytest.raises(RuntimeError):
+        box.run("def Z_efficient(p, n):\n    return 1.0\n", [z(1)])
+
+
+def test_calls_that_are_not_json_are_a_host_bug(sb):
+    with pytest.raises(ValueError):
+        sb.run("def Z_efficient(p, n):\n    return 1.0\n", [Call("Z_efficient", {"x": object()}, 1)])
