@@ -1,0 +1,208 @@
+"""Build chat messages from the template files.
+
+Two families of prompts:
+
+- the paper's (StatMechBench-v0, Appendix A): system prompt with the class library, the
+  initial user prompt, the feedback user prompt; each request is the system prompt plus one
+  user message;
+- ours (``evolve``): the same system prompt plus a user message assembled from the task
+  description, optional structural facts (config ``hints``), the parent program with its
+  Verdict summary, inspiration programs with theirs, the full report of every failed check,
+  the negative-prompting block, and the output-format instructions (full JSON or diffs).
+
+Each :class:`BuiltPrompt` carries a ``prompt_id`` naming the templates and their digests and
+a ``meta`` dict (plain values) recording how it was built, e.g. whether the negative block was
+included; the proposer copies both into the Candidate. Gold answers never enter a prompt:
+nothing here reads ``task.gold``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from search.negative import NegativeBlock, NegativeMemory, NegativePolicy
+from search.prompts import Templates, fill, load_templates
+
+OUTPUT_FORMATS = ("full", "diff")
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    directory: str | None = None  # overriding template directory
+    hints: bool = False  # include structural facts about the task
+    output_format: str = "full"  # "full" | "diff"
+    negative: NegativePolicy = field(default_factory=NegativePolicy)
+    max_inspirations: int = 2
+
+    def __post_init__(self):
+        if self.output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, got {self.output_format!r}")
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "PromptConfig":
+        d = dict(d or {})
+        d["negative"] = NegativePolicy.from_dict(d.get("negative"))
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class BuiltPrompt:
+    messages: list
+    prompt_id: str
+    meta: dict
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """A program shown in a prompt: its code, claims and (if evaluated) its Verdict dict."""
+
+    id: str
+    code: str
+    tractable_class: str | None = None
+    complexity_O: str | None = None
+    confidence: float | None = None
+    verdict: dict | None = None
+
+    @classmethod
+    def of(cls, candidate, verdict: dict | None = None) -> "ProgramView":
+        """From a :class:`search.candidate.Candidate` (or anything with the same attributes)."""
+        return cls(candidate.id, candidate.code or "", candidate.tractable_class, candidate.complexity_O,
+                   candidate.confidence, verdict)
+
+    def claims(self) -> dict:
+        return {"tractable_class": self.tractable_class, "complexity_O": self.complexity_O,
+                "confidence": self.confidence}
+
+
+class PromptBuilder:
+    def __init__(self, config: PromptConfig = PromptConfig(), templates: Templates | None = None):
+        self.config = config
+        self.templates = templates or load_templates(config.directory)
+
+    # -- the paper's prompts ------------------------------------------------------------------
+    def system(self) -> str:
+        return fill(self.templates["system"], LIBRARY=self.templates["library"])
+
+    def paper_initial(self, task_description: str) -> BuiltPrompt:
+        user = fill(self.templates["initial"], task_description=task_description)
+        return BuiltPrompt(self._messages(user), self.templates.prompt_id("system", "library", "initial"),
+                           {"kind": "paper_initial", "format": "full", "negative": False, "hints": False})
+
+    def paper_feedback(self, task_description: str, prev_response: str, feedback: str) -> BuiltPrompt:
+        user = fill(self.templates["feedback"], task_description=task_description,
+                    prev_json=prev_response or "", feedback=feedback or "")
+        return BuiltPrompt(self._messages(user), self.templates.prompt_id("system", "library", "feedback"),
+                           {"kind": "paper_feedback", "format": "full", "negative": False, "hints": False})
+
+    # -- ours -----------------------------------------------------------------------------
+    def evolve(self, task_description: str, parent: ProgramView | None = None, inspirations=(),
+               structure: dict | None = None, negative: NegativeBlock | NegativeMemory | None = None,
+               output_format: str | None = None) -> BuiltPrompt:
+        t = self.templates
+        fmt = output_format or self.config.output_format
+        if fmt not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+        if fmt == "diff" and (parent is None or not parent.code.strip()):
+            fmt = "full"  # nothing to edit
+        if isinstance(negative, NegativeMemory):
+            negative = negative.block(self.config.negative)
+        used_names = ["system", "library", "evolve", f"format_{fmt}"]
+
+        hints = bool(self.config.hints and structure)
+        structure_block = ""
+        if hints:
+            facts = "\n".join(f"- {k}: {v}" for k, v in structure.items())
+            structure_block = fill(t["structure"], facts=facts)
+            used_names.append("structure")
+        parent_block = failed_block = ""
+        if parent is not None:
+            parent_block = _program(t["parent"], parent, parent_id=parent.id)
+            used_names.append("parent")
+            checks = failed_checks_text(parent.verdict)
+            if checks:
+                failed_block = fill(t["failed_checks"], checks=checks)
+                used_names.append("failed_checks")
+        shown = list(inspirations)[: max(0, self.config.max_inspirations)]
+        insp_block = ""
+        if shown:
+            insp_block = "\n\n".join(
+                _program(t["inspiration"], p, index=str(i), candidate_id=p.id) for i, p in enumerate(shown, 1))
+            used_names.append("inspiration")
+        neg_block = ""
+        neg_used = bool(negative is not None and negative.used and negative.items)
+        if neg_used:
+            neg_block = fill(t["negative"], items="\n".join(f"- {x}" for x in negative.items))
+            used_names.append("negative")
+        slots = {"task_description": task_description, "structure_block": structure_block,
+                 "parent_block": parent_block, "inspirations_block": insp_block,
+                 "failed_checks_block": failed_block, "negative_block": neg_block,
+                 "output_format": t[f"format_{fmt}"]}
+        # drop the empty blocks from the template first, so values (code) are never reflowed
+        skeleton = _squeeze(fill(t["evolve"], **{k: "" for k, v in slots.items() if not v}))
+        user = fill(skeleton, **{k: v for k, v in slots.items() if v})
+        meta = {"kind": "evolve", "format": fmt, "negative": neg_used,
+                "negative_items": len(negative.items) if neg_used else 0, "hints": hints,
+                "inspirations": len(shown), "parent": parent.id if parent is not None else None}
+        return BuiltPrompt(self._messages(user), t.prompt_id(*used_names), meta)
+
+    def _messages(self, user: str) -> list:
+        return [{"role": "system", "content": self.system()}, {"role": "user", "content": user}]
+
+
+def _program(template: str, p: ProgramView, **extra: str) -> str:
+    conf = "unstated" if p.confidence is None else f"{p.confidence:g}"
+    return fill(template, tractable_class=p.tractable_class or "unstated", complexity_O=p.complexity_O or "unstated",
+                confidence=conf, verdict_summary=verdict_summary(p.verdict), code=p.code.rstrip(), **extra)
+
+
+def _squeeze(text: str) -> str:
+    """At most one blank line in a row (empty blocks leave gaps in the template)."""
+    out, blank = [], 0
+    for line in text.split("\n"):
+        blank = blank + 1 if not line.strip() else 0
+        if blank <= 1:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def verdict_summary(v: dict | None) -> str:
+    """One line from a Verdict dict (``Verdict.to_dict()``)."""
+    if not v:
+        return "not evaluated"
+    num = v.get("numerical") or {}
+    parts = [str(v.get("verdict", "?"))]
+    if num.get("probes"):
+        err = num.get("max_rel_err")
+        parts.append(f"{num.get('failed', 0)}/{num['probes']} probes failed"
+                     + (f", max relative error {err:.1e}" if isinstance(err, (int, float)) else ""))
+        parts.append(f"verified up to n={num.get('largest_n_verified', 0)}")
+    cx = v.get("complexity") or {}
+    if cx.get("measured") is not None:
+        honest = {True: "honest", False: "NOT honest", None: "undecided"}[cx.get("honest")]
+        parts.append(f"complexity claimed {cx.get('claimed')}, measured {cx['measured']} ({honest})")
+    cl = v.get("class") or {}
+    if cl.get("consistent") is not None:
+        parts.append("class claim consistent" if cl["consistent"] else "class claim inconsistent")
+    ph = v.get("physics") or {}
+    checks = ph.get("checks") or []
+    if checks:
+        parts.append(f"physics checks {sum(1 for c in checks if c.get('passed'))}/{len(checks)} passed")
+    viol = (v.get("sandbox") or {}).get("violations") or []
+    if viol:
+        parts.append(f"sandbox violations: {', '.join(viol)}")
+    return "; ".join(parts)
+
+
+def failed_checks_text(v: dict | None) -> str:
+    """The full report of every failed check of a Verdict dict ('' for an accepted or missing one)."""
+    if not v or v.get("verdict") == "accept":
+        return ""
+    fb = (v.get("feedback") or "").strip()
+    lines = [fb] if fb else []
+    for reason in (v.get("class") or {}).get("reasons") or []:
+        if reason not in fb:
+            lines.append(f"- class check: {reason}")
+    for c in (v.get("physics") or {}).get("checks") or []:
+        if not c.get("passed") and c.get("detail", "") not in fb:
+            lines.append(f"- physics check {c.get('name')}: {c.get('detail')}")
+    return "\n".join(lines)
