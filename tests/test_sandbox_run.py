@@ -181,13 +181,14 @@ def Z_efficient(params, n):
              + scipy.linalg.expm(np.zeros((2, 2)))[0, 0] + float(Fraction(1, 2))
              + float(Decimal(1) / Decimal(4)) + Model(n).n + Pair(1, 2).a + Named(3).k
              + fib(60) * 0 + deep(3000) * 0 + cmath.sqrt(-1).imag
-             + reduce(operator.add, itertools.repeat(1, 3)) + Counter("aab")["a"])
+             + reduce(operator.add, itertools.repeat(1, 3)) + Counter("aab")["a"]
+             + np.ones(4).mean() + np.ones(4).std() + np.arange(4.0).var() * 0)
     return total
 '''
     rep = sb.run(code, [z(5)])
     assert rep.violations == () and rep.error is None, rep
     expected = (math.log(math.exp(1) + math.exp(2)) + 3 * math.log(3) + 0.5 + 1 + 0.5
-                + 0.25 + 5 + 1 + 3 + 1 + 3 + 2)
+                + 0.25 + 5 + 1 + 3 + 1 + 3 + 2 + 1)
     assert rep.results[0].ok and rep.results[0].value == pytest.approx(expected)
 
 

@@ -154,6 +154,10 @@ def install(report):
         if not isinstance(path, (str, bytes)):
             refuse(f"audit:{event}-pathlike")
         text = fsdecode(path)
+        if not write and text.startswith("<") and text.endswith(">"):
+            # a pseudo file name ("<string>"): the traceback machinery looking for source
+            # lines of generated code; refuse without calling it a violation
+            raise PermissionError("sandbox: no source for pseudo files")
         if write:
             refuse(f"audit:{event}-write:{text}")
         busy[0] = True

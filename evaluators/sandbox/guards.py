@@ -126,6 +126,14 @@ def make_builtins(report):
 
     # ----- guarded builtins ---------------------------------------------------------------
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and isinstance(fromlist, list) and not fromlist and isinstance(name, str):
+            # PyImport_Import from C code (numpy's lazy `numpy._core._methods` for a.mean(),
+            # ...) calls __import__ from the caller's builtins with fromlist=[] and then takes
+            # the module from sys.modules, ignoring what we return. Python code never passes
+            # a list here. Import for the side effect and hand back nothing: a candidate
+            # mimicking the call gains no module object.
+            real_import(name, None, None, (), 0)
+            return None
         if level:
             refuse("import:relative", "relative import")
         v = module_violation(name)
