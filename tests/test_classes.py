@@ -195,3 +195,15 @@ def test_check_class_rejects_labels_outside_the_library(fam):
     assert finding.reasons[0].startswith("'ising_exact' is not a label of the library")
     none = check_class(None, fam["P01"], POLY, [])
     assert none.consistent is False and none.claimed is None and "no tractable_class" in none.reasons[0]
+
+
+def test_planarity_untested_at_large_sizes(fam):
+    """Planar wherever tested, unknown beyond: admitted with a note; unknown everywhere: not."""
+    structs = fam["P04"].structures
+    partly = dataclasses.replace(fam["P04"], planar=None,
+                                 structures=tuple(dataclasses.replace(s, planar=None) if s.n > 256 else s
+                                                  for s in structs))
+    ok, reasons = admissible("pfaffian", partly)
+    assert ok and "not tested" in reasons[0]
+    unknown = dataclasses.replace(partly, structures=tuple(dataclasses.replace(s, planar=None) for s in structs))
+    assert not admissible("pfaffian", unknown)[0]

@@ -385,3 +385,12 @@ def test_family_of_all_ferromagnetic_planar_grids_is_gauge_uniform():
     models = [task.to_model({**task.probe_params(n, 0, 0), "Jh": np.ones((int(n ** .5), int(n ** .5) - 1)).tolist(),
                              "Jv": np.ones((int(n ** .5) - 1, int(n ** .5))).tolist()}, n) for n in sizes]
     assert all(analyse(m).uniform_couplings for m in models)
+
+
+def test_planarity_of_large_graphs_without_a_lattice_hint():
+    L = 50                                                 # 2500 spins: beyond the networkx test
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(L, L))
+    assert analyse(graph_model(grid)).planar is None
+    dense = nx.random_regular_graph(8, 2500, seed=1)       # 4n edges > 3n - 6: Euler says non-planar
+    s = analyse(graph_model(dense))
+    assert s.planar is False and s.regular_degree == 8

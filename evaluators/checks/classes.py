@@ -91,12 +91,17 @@ def _planar_zero_field(f: FamilyStructure, what: str):
         return False, [f"the model has site fields; {what} needs zero field (a field is a ghost spin joined "
                        "to every site, which destroys planarity on any graph that is not outerplanar)"]
     if f.planar:
-        return True, [f"the interaction graph is planar at every size with zero field and pair couplings: {what} applies"]
+        return True, [f"the interaction graph is planar at every size, with zero field and pair couplings: "
+                      f"{what} applies"]
     if f.toroidal:
         return True, [f"the interaction graph is a torus (genus 1), not planar: {what} still applies as a signed "
                       "sum of four Pfaffians / periodic-antiperiodic sectors (Kasteleyn 1963, Kaufman 1949)"]
     if f.planar is None:
-        return False, ["planarity could not be established at every size (graph too large for the test)"]
+        tested = [n for n, s in zip(f.sizes, f.structures) if s.planar]
+        if len(tested) >= 2:
+            return True, [f"the interaction graph is planar at every size small enough to test "
+                          f"(n={', '.join(map(str, tested))}; larger ones were not tested): {what} applies"]
+        return False, ["planarity could not be established (the graphs are too large for the test)"]
     bad = [n for n, s in zip(f.sizes, f.structures) if s.planar is False]
     return False, [f"the interaction graph is not planar (n={', '.join(map(str, bad))}) and not a torus; "
                    f"{what} needs a planar graph (genus growing with n needs 4^genus Pfaffians)"]
@@ -136,13 +141,15 @@ def _gauge(f: FamilyStructure):
                        "is that of the uniform model, not a gauge reduction"]
     if not f.gauge_uniform:
         bad = [n for n, s in zip(f.sizes, f.structures) if not s.gauge_uniform]
-        return False, [f"the signs are frustrated (a cycle with an odd number of negative bonds, n={', '.join(map(str, bad))}): "
+        return False, [f"the signs are frustrated (a cycle with an odd number of negative bonds, "
+                       f"n={', '.join(map(str, bad))}): "
                        "no gauge s_i -> g_i s_i removes them; this is a spin glass, not a gauge class"]
     route, _ = _gauged_route(f)
     if route is None:
         return False, ["a gauge removes the signs, but the resulting ferromagnet lives on a graph with no tractable "
                        "class (exact Z of a ferromagnet on general graphs is #P-hard)"]
-    return True, [f"a gauge s_i -> g_i s_i makes every coupling ferromagnetic and the gauged model is solved by {route}"]
+    return True, [f"a gauge s_i -> g_i s_i makes every coupling ferromagnetic and the gauged model is solved "
+                  f"by {route}"]
 
 
 def _percolation(f: FamilyStructure):
