@@ -584,3 +584,19 @@ def test_seccomp_is_a_kernel_backstop(tmp_path):
     os.close(r)
     assert data == repr([True, "refused", "refused", "refused", "refused", "refused", True])
     assert not (tmp_path / "w").exists() and not (tmp_path / "d").exists()
+
+
+def test_signed_channel_rejects_forged_and_replayed_frames():
+    from evaluators.sandbox import protocol
+    key = os.urandom(32)
+    good = [protocol.sign(protocol.mac(key), i, {"t": "r", "value": float(i)}) for i in range(2)]
+    reader = protocol.SignedReader(key)
+    assert reader.feed(good[0]) == [{"t": "r", "value": 0.0}]
+    assert reader.feed(good[0]) == [] and reader.corrupt == "bad frame tag"  # replay
+    other = protocol.SignedReader(key)
+    forged = protocol.sign(protocol.mac(os.urandom(32)), 0, {"t": "r", "value": 42.0})
+    assert other.feed(forged) == [] and other.corrupt == "bad frame tag"
+    assert other.feed(good[0]) == []  # nothing is trusted after a bad frame
+    signer = protocol.mac(key)  # what the child keeps: no attribute or repr shows the key
+    shown = repr(signer) + "".join(repr(getattr(signer, a, None)) for a in dir(signer))
+    assert key.hex() not in shown and repr(key) not in shown

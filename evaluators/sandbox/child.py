@@ -136,12 +136,14 @@ def run(key: bytes, req_fd: int, res_fd: int, out_fd: int, err_fd: int) -> None:
     status = 0
     try:
         os.setsid()
+        base = protocol.mac(key)
+        del key
         fd = _setup_fds(res_fd, out_fd, err_fd, keep=req_fd)
         seq = [0]
         write_all, sign = protocol.write_all, protocol.sign
 
         def send(obj):
-            frame = sign(key, seq[0], obj)
+            frame = sign(base, seq[0], obj)
             seq[0] += 1
             write_all(fd, frame)
 
@@ -151,7 +153,7 @@ def run(key: bytes, req_fd: int, res_fd: int, out_fd: int, err_fd: int) -> None:
         builtins_ = guards.make_builtins(report)
         arm = audit.install(report)
         sandboxed = seccomp.install()
-        _warm_up(key)
+        _warm_up(base)
         request = protocol.read_frame(req_fd)
         os.close(req_fd)
         if request is None:
@@ -173,9 +175,9 @@ def run(key: bytes, req_fd: int, res_fd: int, out_fd: int, err_fd: int) -> None:
         os._exit(status)
 
 
-def _warm_up(key: bytes) -> None:
+def _warm_up(base) -> None:
     """Touch what every run uses, so its copy-on-write faults happen while we wait."""
-    protocol.sign(key, 0, {"t": "r", "ok": True, "value": 1.0, "error": None, "seconds": 0.0})
+    protocol.sign(base, 0, {"t": "r", "ok": True, "value": 1.0, "error": None, "seconds": 0.0})
     to_float(np.float64(1.0))
     compile("def f(x):\n    return [x for _ in range(2)]\n", "<warm>", "exec", dont_inherit=True)
 

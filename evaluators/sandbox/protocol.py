@@ -59,11 +59,21 @@ def read_frame(fd: int):
     return json.loads(body)
 
 
-def sign(key: bytes, seq: int, obj) -> bytes:
-    """Signed frame: 4-byte length of the payload + 32-byte tag + JSON payload."""
+def mac(key: bytes):
+    """A keyed HMAC-SHA256 object to sign with; its repr and attributes do not show the key
+    (the child keeps only this, so even a format-string attribute walk cannot print it)."""
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def sign(base, seq: int, obj) -> bytes:
+    """Signed frame: 4-byte length of the payload + 32-byte tag + JSON payload.
+
+    ``base`` is the object from ``mac(key)``; it is copied, never updated in place.
+    """
     payload = json.dumps(obj, separators=(",", ":")).encode()
-    tag = hmac.new(key, seq.to_bytes(8, "big") + payload, hashlib.sha256).digest()
-    return _LEN.pack(len(payload)) + tag + payload
+    h = base.copy()
+    h.update(seq.to_bytes(8, "big") + payload)
+    return _LEN.pack(len(payload)) + h.digest() + payload
 
 
 class SignedReader:
