@@ -98,6 +98,13 @@ def test_against_transfer_matrix(L):
         assert close(kaufman_log_z(m), transfer_matrix_log_z(m)), (L, K)
 
 
+def test_antiferromagnet_against_transfer_matrix_down_to_low_temperature():
+    for L in (6, 8):
+        for beta in (0.3, KC, 2.0, 8.0, 30.0):
+            m = rect_torus(L, L, beta, J=-1.0)
+            assert close(kaufman_log_z(m), transfer_matrix_log_z(m)), (L, beta)
+
+
 def test_rectangular_against_transfer_matrix():
     for rows, cols in ((5, 8), (8, 5), (6, 7)):
         for K in (0.3, KC, 0.9):

@@ -15,6 +15,7 @@ stable at every beta. Cost: about 2^W * n small multiply-adds; memory 2^W double
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -339,7 +340,8 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
 
     psi = np.zeros(1 << width)
     psi[0] = 1.0
-    W, log_scale, prev_max = 0, 0.0, 1.0
+    W, prev_max = 0, 1.0
+    log_scale: list[float] = []                  # summed exactly (math.fsum) at the end
     slot_of = np.full(n, -1, dtype=np.int64)
     slot_spin: list[int] = []
 
@@ -376,7 +378,7 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
         logT = beta * E
         top_log = float(logT.max())
         table = np.exp(logT - top_log) / prev_max
-        log_scale += top_log + np.log(prev_max)
+        log_scale += [top_log, float(np.log(prev_max))]
         slots = slot_of[np.asarray(partners, dtype=np.int64)] if d else np.zeros(0, dtype=np.int64)
 
         gone = [int(u) for u in leaving[l_perm[l_start[t]:l_start[t + 1]]] if u != v]
@@ -398,4 +400,4 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
         if not (prev_max > 0.0 and np.isfinite(prev_max)):
             raise FloatingPointError(f"transfer matrix under/overflow at step {t} (beta={beta})")
     assert W == 0
-    return float(np.log(psi[0]) + log_scale + beta * model.constant)
+    return math.fsum([float(np.log(psi[0])), beta * model.constant] + log_scale)
