@@ -30,6 +30,12 @@ class Growth:
         return self.kind == "poly"
 
     def describe(self) -> str:
+        if self.rate == float("inf"):  # an unstated degree ("poly(n)") or a faster-than-class rate ("n!")
+            return {"poly": "polynomial of unstated degree",
+                    "exp_sqrt": "faster than 2^(c sqrt n) for every c, slower than 2^(c n)",
+                    "exp": "faster than 2^(c n) for every c"}[self.kind]
+        if self.kind == "exp_sqrt" and self.rate == 0:  # quasi-polynomial: 2^(log^2 n), n^(log n)
+            return "faster than any polynomial, slower than 2^(c sqrt n)"
         if self.kind == "poly":
             d = round(self.rate, 1)
             return "O(1)" if d == 0 else f"polynomial, about n^{d:g}"
