@@ -5,11 +5,13 @@ Shapes understood, tried in this order:
 1. SEARCH/REPLACE diff blocks against a parent program (see :mod:`search.diffs`), with the
    claims in a JSON object, in prose, or else inherited from the parent;
 2. the paper's JSON object, alone (``json``), in a Markdown fence (``json_fenced``) or with
-   prose around it (``json_prose``); literal newlines inside strings are tolerated;
+   prose around it (``json_prose``); literal newlines inside strings are tolerated, and with
+   several objects the last one carrying code is the answer;
 3. a fenced Python block defining ``Z_efficient`` (or ``log_Z``) with the claims in prose
    (``python_prose``): the class is a library label found in the text, the complexity an
    ``O(...)`` mention, the confidence a stated number.
 
+Reasoning scratchpads (``<think>...</think>``) are removed first.
 :func:`parse_response` never raises: it returns a :class:`ParsedResponse` or a
 :class:`ParseFailure` whose reason is written to be fed back to the model.
 """
@@ -26,6 +28,7 @@ from tasks.base import CLASS_LABELS
 FUNCTIONS = ("Z_efficient", "log_Z")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _DEF = re.compile(r"^def\s+(Z_efficient|log_Z)\s*\(", re.M)
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)  # reasoning models' scratchpad
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,9 @@ def parse_response(text: str | None, parent_code: str | None = None, parent_clai
 def _parse(text, parent_code, parent_claims, labels):
     if text is None or not str(text).strip():
         return ParseFailure("the response was empty")
-    text = str(text).replace("\r\n", "\n")
+    text = _THINK.sub(" ", str(text).replace("\r\n", "\n"))
+    if not text.strip():
+        return ParseFailure("the response held only reasoning (a <think> block) and no answer")
     if has_diff_blocks(text):
         return _parse_diff(text, parent_code, parent_claims or {}, labels)
     obj, where = find_json_object(text)
@@ -83,43 +88,45 @@ def _parse(text, parent_code, parent_claims, labels):
 # -- JSON -----------------------------------------------------------------------------------
 
 def find_json_object(text: str) -> tuple[dict | None, str]:
-    """The first JSON object in ``text`` and where it was: "json", "json_fenced" or "json_prose".
+    """The answer's JSON object in ``text`` and where it was: "json", "json_fenced" or "json_prose".
 
-    Objects that carry a "code" key win over ones that do not.
+    An object with a "code" string wins over one without; among several, the last (a final
+    answer comes after drafts); fenced objects win over bare ones in prose.
     """
     decoder = json.JSONDecoder(strict=False)
-    stripped = text.strip()
-    found: list[tuple[dict, str]] = []
     try:
-        obj = decoder.decode(stripped)
+        obj = decoder.decode(text.strip())
         if isinstance(obj, dict):
             return obj, "json"
     except ValueError:
         pass
-    for m in _FENCE.finditer(text):
-        body = m.group(2).strip()
-        if m.group(1).lower() in ("json", "") and body.startswith("{"):
-            obj = _first_object(body, decoder)
-            if obj is not None:
-                found.append((obj, "json_fenced"))
-    obj = _first_object(text, decoder)
-    if obj is not None:
-        found.append((obj, "json_prose"))
-    for obj, where in found:
-        if "code" in obj:
-            return obj, where
-    return (found[0] if found else (None, ""))
+    fenced = [o for m in _FENCE.finditer(text) if m.group(1).lower() in ("json", "") and m.group(2).strip().startswith("{")
+              for o in _objects(m.group(2), decoder)]
+    prose = _objects(text, decoder)
+    for objs, where in ((fenced, "json_fenced"), (prose, "json_prose")):
+        with_code = [o for o in objs if isinstance(o.get("code"), str) and o["code"].strip()]
+        if with_code:
+            return with_code[-1], where
+    for objs, where in ((fenced, "json_fenced"), (prose, "json_prose")):
+        if objs:
+            return objs[0], where
+    return None, ""
 
 
-def _first_object(text: str, decoder: json.JSONDecoder) -> dict | None:
+def _objects(text: str, decoder: json.JSONDecoder) -> list[dict]:
+    """Every non-empty top-level JSON object in ``text``, left to right, not nested in one another."""
+    out, pos = [], 0
     for m in re.finditer(r"\{", text):
+        if m.start() < pos:
+            continue
         try:
-            obj, _ = decoder.raw_decode(text, m.start())
+            obj, end = decoder.raw_decode(text, m.start())
         except ValueError:
             continue
         if isinstance(obj, dict) and obj:
-            return obj
-    return None
+            out.append(obj)
+            pos = end
+    return out
 
 
 def _from_json(obj: dict, where: str) -> ParsedResponse:
@@ -129,7 +136,18 @@ def _from_json(obj: dict, where: str) -> ParsedResponse:
     if obj.get("confidence") is not None and conf is None:
         notes.append(f"confidence {obj.get('confidence')!r} is not a number in [0, 1]; ignored")
     text = lambda k: obj[k].strip() if isinstance(obj.get(k), str) and obj[k].strip() else None  # noqa: E731
-    return ParsedResponse(code, text("tractable_class"), text("complexity_O"), conf, text("justification"), where, notes)
+    label = normalise_label(text("tractable_class"))
+    if label != text("tractable_class"):
+        notes.append(f"class {text('tractable_class')!r} read as the library label {label!r}")
+    return ParsedResponse(code, label, text("complexity_O"), conf, text("justification"), where, notes)
+
+
+def normalise_label(value: str | None, labels=CLASS_LABELS) -> str | None:
+    """``"Transfer-Matrix"`` -> ``"transfer_matrix"`` when that is a library label; else unchanged."""
+    if value is None:
+        return None
+    key = re.sub(r"[\s\-]+", "_", value.strip().strip("'\"`").lower())
+    return key if key in labels else value
 
 
 def _looks_like_json(text: str) -> bool:

@@ -55,6 +55,23 @@ def test_json_with_literal_newlines_inside_the_code_string():
     assert_claims(ok(parse_response(raw)))
 
 
+def test_reasoning_scratchpad_and_drafts_are_skipped_for_the_final_answer():
+    draft = json.dumps({**CLAIMS, "tractable_class": "pfaffian", "code": "def Z_efficient(p, n):\n    return 0.0\n"})
+    text = f"<think>first try: {draft} -- no, wrong</think>\nDraft:\n{draft}\nFinal answer:\n{PAPER_JSON}\n"
+    p = ok(parse_response(text))
+    assert_claims(p)
+    fenced = f"```json\n{draft}\n```\nCorrected:\n```json\n{PAPER_JSON}\n```"
+    assert_claims(ok(parse_response(fenced)))
+    assert "only reasoning" in parse_response("<think>hmm</think>").reason
+
+
+def test_class_label_spelling_is_normalised_to_the_library():
+    p = ok(parse_response(json.dumps({**CLAIMS, "tractable_class": "Transfer-Matrix", "code": CODE})))
+    assert p.tractable_class == "transfer_matrix" and "read as the library label" in p.notes[0]
+    p = ok(parse_response(json.dumps({**CLAIMS, "tractable_class": "Bethe ansatz", "code": CODE})))
+    assert p.tractable_class == "Bethe ansatz" and not p.notes  # not a label: kept for the class check to judge
+
+
 def test_code_string_wrapped_in_its_own_fence_is_unwrapped():
     raw = json.dumps({**CLAIMS, "code": f"```python\n{CODE}```"})
     assert ok(parse_response(raw)).code.strip() == CODE.strip()
