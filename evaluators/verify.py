@@ -1,7 +1,7 @@
 """The evaluation cascade: one candidate in, one Verdict out.
 
-Stages so far: static policy check, a sandboxed run at the paper's probe sizes compared with
-brute force. Each stage records what it found in the Verdict; nothing the candidate does can
+Stages so far: static policy check; a sandboxed run at the paper's probe sizes compared with
+brute force; the promotion ladder to sizes only exact oracles reach. Each stage records what it found in the Verdict; nothing the candidate does can
 make this function raise.
 """
 
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from evaluators import feedback as fb
 from evaluators.comparison import passes, relative_error
-from evaluators.reference import reference_log_z
+from evaluators.ladder import LadderBudget, climb
+from evaluators.oracle_cache import reference
 from evaluators.sandbox import Call, Limits, Sandbox, static_check
 from evaluators.submission import Submission
 from evaluators.verdict import Rung, Verdict
@@ -24,6 +25,8 @@ class VerifyOptions:
     samples: int = 5           # parameter samples per probe size (the paper's default)
     timeout_s: float = 30.0    # wall clock for the probe run (the paper's per-trial timeout)
     memory_mb: int = 2048
+    ladder: bool = True        # climb the promotion ladder after the probes pass
+    ladder_budget: LadderBudget = LadderBudget()
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def probe_set(task: Task, seed: int, samples: int) -> list[Probe]:
     for n in task.probe_sizes:
         for k in range(samples):
             params = task.probe_params(n, seed, k)
-            out.append(Probe(n, params, reference_log_z(task, params, n)))
+            out.append(Probe(n, params, reference(task, params, n, method="brute").log_z))
     return out
 
 
@@ -62,6 +65,8 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
     sandbox = sandbox or Sandbox()
     try:
         _probe_stage(task, sub, options, sandbox, v)
+        if options.ladder and v.numerical.passed and task.ladder_sizes:
+            _ladder_stage(task, sub, options, sandbox, v)
     finally:
         if own:
             sandbox.close()
@@ -115,6 +120,27 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
     num.passed = not failures
     num.largest_n_verified = _largest_clean_prefix(task, num.rungs)
     v.feedback = _join(fb.numerical_summary(len(probes), failures, num.max_rel_err), report.violations)
+
+
+def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
+    uses_log = sub.defines("log_Z")
+    out = climb(task, sub.code, uses_log, sandbox, seed=opt.seed, budget=opt.ladder_budget,
+                start_n=v.numerical.largest_n_verified)
+    num = v.numerical
+    num.rungs.extend(out.rungs)
+    num.largest_n_verified = out.largest_n_verified
+    if out.rungs:
+        num.max_rel_err = max([num.max_rel_err or 0.0] + [r.rel_err for r in out.rungs if r.rel_err is not None])
+    notes = []
+    if out.failure:
+        num.passed = False
+        num.failed += 1
+        notes.append(out.failure)
+    else:
+        top = out.largest_n_verified
+        notes.append(f"Promotion ladder: exact against the oracle up to n={top}."
+                     + (f" The climb {out.stopped}." if out.stopped else " Every rung passed."))
+    v.feedback = v.feedback + "\n" + "\n".join(notes)
 
 
 def _largest_clean_prefix(task: Task, rungs: list[Rung]) -> int:

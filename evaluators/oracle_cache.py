@@ -1,0 +1,62 @@
+"""Exact reference values for a task's parameters, cached in memory and on disk.
+
+The key is (task id, n, the parameter dictionary), so a repeated verification with the same
+seed recomputes nothing. The disk cache lives in ``$STATMECH_CACHE`` (default
+``~/.cache/statmech-evolve/oracle``); a corrupt entry is ignored and recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from evaluators.oracles.base import OracleResult
+from evaluators.oracles.registry import exact_log_z
+from tasks.base import Task
+
+_memory: dict[str, OracleResult] = {}
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("STATMECH_CACHE") or Path.home() / ".cache" / "statmech-evolve"
+    return Path(root) / "oracle"
+
+
+def _key(task: Task, params: dict, n: int, method: str | None) -> str:
+    blob = json.dumps([task.id, n, method, params], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def reference(task: Task, params: dict, n: int, method: str | None = None) -> OracleResult:
+    """Exact log Z of ``task`` at (params, n), computed once per key."""
+    key = _key(task, params, n, method)
+    if key in _memory:
+        return _memory[key]
+    path = cache_dir() / f"{key}.json"
+    try:
+        d = json.loads(path.read_text())
+        result = OracleResult(float(d["log_z"]), str(d["method"]), float(d["seconds"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        result = exact_log_z(task.to_model(params, n), method)
+        _store(path, result)
+    _memory[key] = result
+    return result
+
+
+def _store(path: Path, result: OracleResult) -> None:
+    """Write atomically (temp file + rename) so a crash never leaves a torn entry; best effort."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"log_z": result.log_z, "method": result.method, "seconds": result.seconds}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def reference_log_z(task: Task, params: dict, n: int) -> float:
+    return reference(task, params, n).log_z

@@ -1,0 +1,92 @@
+"""Choosing an exact method for a model: ``oracle_for`` picks the cheapest that applies;
+``exact_log_z`` runs it (or the one forced by name) and times it.
+
+Each method is a pair of functions in its own module: ``applies(model) -> reason | None`` and
+``log_z(model) -> float``. Their order below is the order of preference: closed forms first,
+then brute force while it is instant, then the polynomial methods, then the exponential ones
+while they still fit in memory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from evaluators.oracles.base import NotApplicable, OracleResult, TooLarge
+from tasks.model import IsingModel
+
+BRUTE_INSTANT_N = 20  # brute force is milliseconds up to here and the most trustworthy method
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    module: str
+    applies_fn: str
+    log_z_fn: str
+    summary: str
+
+    def _fn(self, attr: str) -> Callable:
+        return getattr(importlib.import_module(f"evaluators.oracles.{self.module}"), attr)
+
+    def applies(self, model: IsingModel) -> str | None:
+        return self._fn(self.applies_fn)(model)
+
+    def log_z(self, model: IsingModel) -> float:
+        return float(self._fn(self.log_z_fn)(model))
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("mattis", "closed_forms", "mattis_applies", "mattis_log_z", "rank-one (Mattis / Curie-Weiss) sum over magnetisation, O(n)"),
+        Method("chain", "closed_forms", "chain_applies", "chain_log_z", "open or periodic chain, 2x2 transfer matrices, O(n)"),
+        Method("forest", "closed_forms", "forest_applies", "forest_log_z", "acyclic zero-field graph, Z = 2^n prod cosh(beta J), O(n)"),
+        Method("kaufman", "kaufman", "kaufman_applies", "kaufman_log_z", "homogeneous torus, Kaufman's exact finite-size solution, O(L)"),
+        Method("brute", "brute", "brute_applies", "brute_log_z", "Gray-code enumeration, O(2^n)"),
+        Method("planar", "planar", "planar_applies", "planar_log_z", "zero-field planar graphs, Kac-Ward determinant, sparse LU"),
+        Method("transfer_matrix", "transfer_matrix", "transfer_matrix_applies", "transfer_matrix_log_z", "site-by-site transfer matrix, O(n 2^width)"),
+        Method("tensor_network", "tensor_network", "tensor_network_applies", "tensor_network_log_z", "tensor-network contraction (cotengra), O(n 2^width)"),
+    )
+}
+
+# Preference order when nothing is forced; brute force is tried early only for small n.
+_ORDER = ("mattis", "chain", "forest", "kaufman", "brute_small", "planar", "transfer_matrix", "tensor_network", "brute")
+
+
+def applicable_methods(model: IsingModel) -> dict[str, str | None]:
+    """Every method's verdict on this model: None when it applies, else the reason it does not."""
+    return {name: m.applies(model) for name, m in METHODS.items()}
+
+
+def oracle_for(model: IsingModel) -> str:
+    """Name of the cheapest exact method for this model; TooLarge if none can do it here."""
+    reasons = {}
+    for name in _ORDER:
+        if name == "brute_small":
+            if model.n <= BRUTE_INSTANT_N and METHODS["brute"].applies(model) is None:
+                return "brute"
+            continue
+        why = METHODS[name].applies(model)
+        if why is None:
+            return name
+        reasons[name] = why
+    detail = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+    raise TooLarge(f"no exact method can handle this model (n={model.n}) here: {detail}")
+
+
+def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
+    """Exact natural log Z with the named method, or the cheapest applicable one."""
+    if method is None:
+        method = oracle_for(model)
+    elif method not in METHODS:
+        raise KeyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    else:
+        why = METHODS[method].applies(model)
+        if why is not None:
+            raise NotApplicable(f"method {method} does not apply: {why}")
+    start = time.perf_counter()
+    value = METHODS[method].log_z(model)
+    return OracleResult(log_z=value, method=method, seconds=time.perf_counter() - start)

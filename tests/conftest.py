@@ -1,0 +1,41 @@
+"""Shared fixtures: one sandbox (a warm fork server) for the whole session, fixture candidates."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_oracle_cache(tmp_path_factory):
+    """Tests never read or write the user's oracle cache."""
+    os.environ["STATMECH_CACHE"] = str(tmp_path_factory.mktemp("oracle-cache"))
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    from evaluators.sandbox import Sandbox
+
+    box = Sandbox()
+    yield box
+    box.close()
+
+
+def fixture_candidates() -> dict[str, dict]:
+    """name -> claims dict (with 'task') for every reference candidate in tests/fixtures/candidates."""
+    return json.loads((FIXTURES / "claims.json").read_text())
+
+
+def candidate_json(name: str, tmp_path: Path) -> Path:
+    """Write the fixture candidate ``name`` as a paper-schema JSON file and return its path."""
+    claims = dict(fixture_candidates()[name])
+    claims.pop("task")
+    claims["code"] = (FIXTURES / name).read_text()
+    path = tmp_path / (Path(name).stem + ".json")
+    path.write_text(json.dumps(claims))
+    return path

@@ -1,0 +1,77 @@
+"""The promotion ladder: verified beyond the probe sizes against exact oracles; wrong at scale
+is a failure naming the size, running out of time/memory/float range only marks the frontier."""
+
+from conftest import FIXTURES
+from evaluators.ladder import LadderBudget
+from evaluators.submission import Submission
+from evaluators.verify import VerifyOptions, verify
+from tasks.registry import get_task
+
+QUICK = VerifyOptions(samples=2, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0))
+
+# Exact by enumeration up to n = 20, the "free chain" approximation beyond: right at every
+# probe size of the paper, wrong at scale.
+RIGHT_ONLY_SMALL = '''
+import itertools, math
+import numpy as np
+
+def log_Z(params, n):
+    beta, J = params["beta"], params["J"]
+    h = np.asarray(params["h"], dtype=float)
+    if n <= 20:
+        best = []
+        for s in itertools.product((-1.0, 1.0), repeat=n):
+            s = np.array(s)
+            best.append(beta * (J * np.dot(s[:-1], s[1:]) + np.dot(h, s)))
+        m = max(best)
+        return m + math.log(sum(math.exp(b - m) for b in best))
+    return float(np.sum(np.log(2 * np.cosh(beta * h)))) + (n - 1) * math.log(math.cosh(beta * J))
+
+def Z_efficient(params, n):
+    return math.exp(log_Z(params, n))
+'''
+
+
+def test_right_only_at_probe_sizes_is_rejected_at_the_first_large_size(sandbox):
+    v = verify(get_task("P02"), Submission(RIGHT_ONLY_SMALL), QUICK, sandbox)
+    assert v.verdict == "reject"
+    assert "At n=100 (beyond the probe sizes)" in v.feedback
+    assert v.numerical.largest_n_verified == 12
+    ladder = [r for r in v.numerical.rungs if r.stage == "ladder"]
+    assert ladder and ladder[-1].n == 100 and not ladder[-1].passed
+
+
+def test_correct_candidate_climbs_and_records_rung_times(sandbox):
+    code = (FIXTURES / "p01_correct.py").read_text()
+    v = verify(get_task("P01"), Submission(code), QUICK, sandbox)
+    assert v.verdict == "accept", v.feedback
+    ladder = [r for r in v.numerical.rungs if r.stage == "ladder"]
+    assert [r.n for r in ladder] == list(get_task("P01").ladder_sizes)
+    assert all(r.passed and r.seconds >= 0 and r.rel_err < 1e-6 for r in ladder)
+    assert v.numerical.largest_n_verified == 100_000
+
+
+def test_z_overflow_ends_the_climb_and_asks_for_log_z(sandbox):
+    code = "import math\ndef Z_efficient(params, n):\n    K = params['beta'] * params['J']\n    return 2 * (2 * math.cosh(K)) ** (n - 1)\n"
+    v = verify(get_task("P01"), Submission(code), QUICK, sandbox)
+    assert v.verdict == "accept"  # overflow is the frontier, not an error
+    assert "log_Z(params, n)" in v.feedback
+    assert 100 <= v.numerical.largest_n_verified < 100_000
+
+
+def test_time_budget_marks_the_frontier(sandbox):
+    code = (FIXTURES / "p06_bruteforce.py").read_text()
+    budget = LadderBudget(rung_timeout_s=3.0, memory_mb=4096, total_s=30.0)
+    v = verify(get_task("P06"), Submission(code), VerifyOptions(samples=1, ladder_budget=budget), sandbox)
+    assert v.verdict == "accept", v.feedback
+    assert v.numerical.largest_n_verified in (10, 16)
+    assert "stopped at n=" in v.feedback and ("time budget" in v.feedback or "memory budget" in v.feedback)
+
+
+def test_memory_budget_marks_the_frontier(sandbox):
+    code = (FIXTURES / "p04_rowtransfer.py").read_text()
+    budget = LadderBudget(rung_timeout_s=15.0, memory_mb=1024, total_s=60.0)
+    v = verify(get_task("P04"), Submission(code), VerifyOptions(samples=1, ladder_budget=budget), sandbox)
+    assert v.verdict == "accept", v.feedback
+    assert v.numerical.largest_n_verified == 64
+    assert "memory budget" in v.feedback
