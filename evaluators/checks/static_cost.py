@@ -46,10 +46,9 @@ class StaticFinding:
 def static_evidence(code: str) -> list[StaticFinding]:
     """Findings about ``code``, costliest first (empty when it does not parse)."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        return _Analyzer(ast.parse(code)).run()
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # unparseable or absurdly nested code
         return []
-    return _Analyzer(tree).run()
 
 
 def growth_key(g: Growth) -> tuple[int, float]:
