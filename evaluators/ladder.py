@@ -24,7 +24,7 @@ from tasks.base import Task
 class LadderBudget:
     rung_timeout_s: float = 20.0    # wall clock per rung
     memory_mb: int = 2048           # address space per rung
-    total_s: float = 90.0           # the whole climb stops starting new rungs after this
+    total_s: float = 60.0           # the whole climb stops starting new rungs after this
     samples: int = 1                # parameter draws per rung
 
 

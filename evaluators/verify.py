@@ -1,8 +1,10 @@
 """The evaluation cascade: one candidate in, one Verdict out.
 
-Stages so far: static policy check; a sandboxed run at the paper's probe sizes compared with
-brute force; the promotion ladder to sizes only exact oracles reach. Each stage records what it found in the Verdict; nothing the candidate does can
-make this function raise.
+Stages: static policy check; a sandboxed run at the paper's probe sizes compared with brute
+force; the promotion ladder to sizes only exact oracles reach; then, for numerically right
+candidates, the complexity audit, class consistency and physical assertions. Each stage
+records everything it found in the Verdict (all failures at once, not the first); nothing the
+candidate does can make this function raise.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 
 from evaluators import feedback as fb
 from evaluators.comparison import passes, relative_error
+from evaluators.checks.judgement import JudgeBudget, judge
 from evaluators.ladder import LadderBudget, climb
 from evaluators.oracle_cache import reference
 from evaluators.sandbox import Call, Limits, Sandbox, static_check
@@ -27,6 +30,8 @@ class VerifyOptions:
     memory_mb: int = 2048
     ladder: bool = True        # climb the promotion ladder after the probes pass
     ladder_budget: LadderBudget = LadderBudget()
+    judge: bool = True         # complexity, class and physics for numerically right candidates
+    judge_budget: JudgeBudget = JudgeBudget()
 
 
 @dataclass(frozen=True)
@@ -67,10 +72,21 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
         _probe_stage(task, sub, options, sandbox, v)
         if options.ladder and v.numerical.passed and task.ladder_sizes:
             _ladder_stage(task, sub, options, sandbox, v)
+        judged_ok = True
+        if options.judge and v.numerical.passed:
+            try:
+                outcome = judge(task, sub, v, sandbox, seed=options.seed, budget=options.judge_budget)
+            except Exception as exc:  # an evaluator bug must not crash evolve; it must not accept either
+                judged_ok = False
+                v.feedback += f"\nInternal evaluator error while judging (not your fault): {type(exc).__name__}: {exc}"
+            else:
+                judged_ok = outcome.ok
+                if outcome.lines:
+                    v.feedback += "\n" + "\n".join(outcome.lines)
     finally:
         if own:
             sandbox.close()
-    v.verdict = "accept" if v.numerical.passed and not v.sandbox.violations else "reject"
+    v.verdict = "accept" if v.numerical.passed and judged_ok and not v.sandbox.violations else "reject"
     return v
 
 

@@ -61,6 +61,8 @@ class Task(ABC):
     citation: str = STATMECHBENCH_CITATION
     #: the candidate's function returns Z (log Z when it defines log_Z)
     quantity: str = "Z"
+    #: n = L * L on a square lattice, so "L" in a complexity claim means sqrt(n)
+    square_lattice: bool = False
 
     # -- to implement ---------------------------------------------------------------------
     @abstractmethod

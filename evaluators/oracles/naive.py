@@ -35,3 +35,11 @@ def naive_log_z(model: IsingModel, chunk: int = 1 << 16) -> float:
     parts = np.array(parts)
     m = parts.max()
     return float(m + np.log(np.exp(parts - m).sum()))
+
+
+def ground_state_energy(model: IsingModel, chunk: int = 1 << 16) -> float:
+    """min_s H(s) by full enumeration (same size limit as ``naive_log_z``)."""
+    if model.n > MAX_NAIVE_N:
+        raise ValueError(f"naive enumeration is limited to n <= {MAX_NAIVE_N}, got {model.n}")
+    total = 2**model.n
+    return float(min(model.energy(all_spins(model.n, s, min(total, s + chunk))).min() for s in range(0, total, chunk)))

@@ -32,6 +32,7 @@ exp( beta * J * sum_{(i,j) in E} x_i * x_j )."""
     hint = "Consider a row-to-row transfer matrix of size 2^L by 2^L."
     gold = Gold("transfer_matrix", "O(L 2^(2L))")
     probe_sizes = (9, 16)
+    square_lattice = True
     ladder_sizes = (36, 64, 144, 256, 1024, 4096)
 
     def check_size(self, n):

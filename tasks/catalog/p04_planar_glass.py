@@ -25,6 +25,7 @@ exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
     hint = "The interaction graph is planar."
     gold = Gold("pfaffian", "O(n^3)")
     probe_sizes = (9, 16)
+    square_lattice = True
     ladder_sizes = (64, 256, 1024, 4096)
 
     def check_size(self, n):

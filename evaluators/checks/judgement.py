@@ -1,0 +1,110 @@
+"""Beyond the numbers: complexity honesty, class consistency and physical assertions for a
+candidate whose values were right, filled into the Verdict in one pass.
+
+Budgets keep a whole verification under about two minutes here: extra timing points and the
+physical assertions each get a bounded slice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaluators.checks.classes import check_class
+from evaluators.checks.complexity import audit_complexity, ladder_timings, measure_times, suggest_sizes
+from evaluators.checks.physics import physical_assertions
+from evaluators.checks.static_cost import StaticFinding
+from evaluators.checks.timing_fit import MIN_SECONDS
+from evaluators.sandbox import Sandbox
+from evaluators.submission import Submission
+from evaluators.verdict import Verdict
+from tasks.base import Task
+from tasks.structure import family_structure
+
+Z_ONLY_MAX_N = 200  # a Z_efficient-only candidate overflows a float beyond a few hundred spins
+
+
+@dataclass(frozen=True)
+class JudgeBudget:
+    timing_total_s: float = 20.0   # extra timing points for the complexity fit
+    timing_call_s: float = 8.0     # one extra timing call
+    physics_s: float = 25.0        # the whole physical-assertion run
+    memory_mb: int = 2048
+
+
+@dataclass
+class Judgement:
+    lines: list[str]        # feedback, one line per failure found
+    ok: bool                # the non-numerical parts allow acceptance
+
+
+def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int = 0,
+          budget: JudgeBudget = JudgeBudget()) -> Judgement:
+    """Fill ``complexity``, ``class`` and ``physics`` of ``v``.
+
+    Acceptable when the claim parses and is not shown dishonest, the class is consistent, and
+    every physical assertion that ran passed.
+    """
+    uses_log = sub.defines("log_Z")
+    function = "log_Z" if uses_log else "Z_efficient"
+    timings = ladder_timings(v.numerical.rungs)
+    if sum(1 for _, t in timings if t >= MIN_SECONDS) < 3:
+        extra = suggest_sizes(timings, task.square_lattice)
+        timings += measure_times(sub.code, function, task, extra, sandbox, repeats=2, budget_s=budget.timing_call_s,
+                                 seed=seed, memory_mb=budget.memory_mb, total_s=budget.timing_total_s)
+    finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice)
+    v.complexity = finding.to_verdict()
+
+    family = family_structure(task)
+    cls = check_class(sub.tractable_class, family, finding.measured_growth, class_static_kinds(finding.static))
+    v.class_.claimed, v.class_.consistent, v.class_.reasons = cls.claimed, cls.consistent, list(cls.reasons)
+
+    n_phys, n_small = physics_sizes(task, v, uses_log)
+    outcome = physical_assertions(task, sub.code, uses_log, sandbox, n_phys, n_small, seed=seed,
+                                  timeout_s=budget.physics_s, memory_mb=budget.memory_mb)
+    v.physics.checks = outcome.checks
+    v.physics.passed = all(c.passed for c in outcome.checks) if outcome.checks else None
+
+    lines: list[str] = []
+    if finding.claimed_growth is None or finding.honest is False:
+        lines.append("Complexity: " + "; ".join(finding.reasons))
+    if cls.consistent is not True:
+        lines.append("Tractable class: " + "; ".join(r for r in cls.reasons if r) or "inconsistent")
+    for c in outcome.checks:
+        if not c.passed:
+            lines.append(f"Physical assertion '{c.name}' failed: {c.detail}.")
+    for note in outcome.notes:
+        lines.append(f"Physical assertion {note}.")
+    ok = (finding.claimed_growth is not None and finding.honest is not False and cls.consistent is True
+          and v.physics.passed is not False)
+    return Judgement(lines, ok)
+
+
+def physics_sizes(task: Task, v: Verdict, uses_log: bool) -> tuple[int, int]:
+    """(n for most assertions, n small enough that Z fits a float at low temperature).
+
+    The main size is the largest verified one whose rung ran in under two seconds, so the
+    assertions go beyond the probes without straining the candidate.
+    """
+    small = max(task.probe_sizes)
+    quick = [r.n for r in v.numerical.rungs if r.passed and r.seconds < 2.0 and r.n <= v.numerical.largest_n_verified]
+    if not uses_log:
+        quick = [n for n in quick if n <= Z_ONLY_MAX_N]
+    return max(quick, default=small), small
+
+
+def class_static_kinds(static: list[StaticFinding]) -> list[str]:
+    """The static findings in class-consistency's vocabulary (see ``classes.STATIC_KINDS``)."""
+    out = []
+    for f in static:
+        g = f.implies
+        if g is None:
+            continue
+        if f.kind == "enumeration":
+            out.append("enumerates_2^n" if g.kind == "exp" else "enumerates_2^L" if g.kind == "exp_sqrt" else "")
+        elif f.kind == "dense_matrix" and g.kind != "poly":
+            out.append("dense_2^L_matrix" if g.kind == "exp_sqrt" else "enumerates_2^n")
+        elif f.kind == "loop_nest" and g.kind == "poly":
+            out.append(f"nested_loops_n^{round(g.rate)}")
+        elif f.kind == "dense_linalg":
+            out.append("dense_linalg_n^3")
+    return [k for k in out if k]

@@ -1,0 +1,162 @@
+"""Physical assertions (after PhysVEC's physics-informed tests): identities every Ising-type Z
+obeys, run on the candidate with parameters it has never seen, at a size beyond the probes.
+
+Each check that applies to the task is reported by name:
+
+- unseen_parameters  fresh parameters at size n agree with the exact oracle
+- beta_zero          beta = 0 gives log Z = n log 2
+- spin_flip          negating every field leaves Z unchanged (tasks whose fields are inputs)
+- gauge_invariance   a random gauge s_i -> g_i s_i of the couplings leaves Z unchanged
+- convexity_in_beta  log Z is convex in beta (second differences >= 0)
+- energy             <H> = -d log Z / d beta by central differences agrees with the oracle's
+- low_temperature    at large beta, log Z agrees with the oracle and lies in
+                     [-beta E0, -beta E0 + n log 2] where the ground-state energy E0 is known
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluators.comparison import passes, relative_error, tolerance
+from evaluators.oracle_cache import reference
+from evaluators.oracles.base import NotApplicable
+from evaluators.oracles.naive import ground_state_energy
+from evaluators.sandbox import Call, Limits, Sandbox
+from evaluators.verdict import PhysicsCheck
+from tasks.base import Task
+
+UNSEEN_SEED_OFFSET = 1_000_003  # parameters drawn with seeds no probe or ladder rung uses
+FD_STEP = 1e-3                  # central-difference step in beta
+LOW_T_BETA = 6.0                # "large beta" in units of the largest |weight|
+E0_ENUM_MAX_N = 20              # ground-state energy by enumeration up to this size
+
+
+@dataclass(frozen=True)
+class _Probe:
+    label: str
+    params: dict
+    n: int
+
+
+@dataclass
+class PhysicsOutcome:
+    checks: list[PhysicsCheck]
+    notes: list[str]            # checks that could not be concluded, and why
+
+
+def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, n: int, n_small: int,
+                        seed: int = 0, timeout_s: float = 30.0, memory_mb: int = 2048) -> PhysicsOutcome:
+    """Run every applicable assertion; ``n`` is the size for most checks (beyond the probes where
+    the candidate has been verified), ``n_small`` a size whose Z fits a float at low temperature."""
+    rng = np.random.default_rng([seed, UNSEEN_SEED_OFFSET, n])
+    p = task.probe_params(n, seed + UNSEEN_SEED_OFFSET, 0)
+    p_small = task.probe_params(n_small, seed + UNSEEN_SEED_OFFSET, 1)
+    beta = float(p["beta"])
+    probes = [_Probe("base", p, n), _Probe("beta0", task.with_beta(p, 0.0), n)]
+    flipped = task.flip_fields(p)
+    if flipped is not None:
+        probes.append(_Probe("flip", flipped, n))
+    gauged = task.gauge(p, rng.choice([-1.0, 1.0], size=n))
+    if gauged is not None:
+        probes.append(_Probe("gauge", gauged, n))
+    convex_betas = np.linspace(0.25, 2.0, 5) * max(beta, 0.2)
+    probes += [_Probe(f"convex{i}", task.with_beta(p, b), n) for i, b in enumerate(convex_betas)]
+    probes += [_Probe("e_minus", task.with_beta(p, beta - FD_STEP), n), _Probe("e_plus", task.with_beta(p, beta + FD_STEP), n)]
+    scale = max(float(np.max(np.abs(task.to_model(p_small, n_small).weights), initial=0.0)), 1e-12)
+    big_beta = LOW_T_BETA / scale
+    probes.append(_Probe("lowT", task.with_beta(p_small, big_beta), n_small))
+
+    fname = "log_Z" if uses_log_z else "Z_efficient"
+    report = sandbox.run(code, [Call(fname, q.params, q.n) for q in probes],
+                         Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+    got: dict[str, float | None] = {}
+    why: dict[str, str] = {}
+    for q, res in zip(probes, report.results):
+        if not res.ok:
+            why[q.label] = f"raised {res.error}"
+        elif res.value is None or math.isnan(res.value) or (not uses_log_z and (math.isinf(res.value) or res.value <= 0)):
+            why[q.label] = f"returned {res.value}"
+        else:
+            got[q.label] = res.value if uses_log_z else math.log(res.value)
+    for q in probes[len(report.results):]:
+        why[q.label] = f"not reached ({report.error or 'run ended early'})"
+
+    checks: list[PhysicsCheck] = []
+    notes: list[str] = []
+
+    def value(label: str) -> float | None:
+        return got.get(label)
+
+    def ref(q: _Probe) -> float | None:
+        try:
+            return reference(task, q.params, q.n).log_z
+        except NotApplicable:
+            return None
+
+    def add(name: str, labels: list[str], ok_fn, detail_fn) -> None:
+        missing = [lab for lab in labels if value(lab) is None]
+        if missing:
+            # A raise or NaN on fresh parameters is a failure; overflow of a Z-only candidate is not.
+            bad = [lab for lab in missing if not why.get(lab, "").startswith(("returned inf", "not reached"))]
+            if bad:
+                checks.append(PhysicsCheck(name, False, f"the candidate {why[bad[0]]} on this check's parameters"))
+            else:
+                notes.append(f"{name}: inconclusive ({why[missing[0]]})")
+            return
+        ok = ok_fn()
+        checks.append(PhysicsCheck(name, bool(ok), detail_fn(ok)))
+
+    by = {q.label: q for q in probes}
+    base_ref = ref(by["base"])
+    if base_ref is not None:
+        add("unseen_parameters", ["base"],
+            lambda: passes(relative_error(got["base"], base_ref, True)[0], base_ref),
+            lambda ok: f"fresh parameters at n={n}: " + ("agrees with the exact value" if ok else
+                       f"relative error {relative_error(got['base'], base_ref, True)[0]:.2e} against the exact value"))
+    ln2n = n * math.log(2.0)
+    add("beta_zero", ["beta0"], lambda: passes(relative_error(got["beta0"], ln2n, True)[0], ln2n),
+        lambda ok: f"at beta = 0 log Z must be n log 2 = {ln2n:.6g} (n={n})" + ("" if ok else f"; got {got['beta0']:.6g}"))
+    for label, name, what in (("flip", "spin_flip", "negating every field"), ("gauge", "gauge_invariance", "a random gauge transformation of the couplings")):
+        if label in by:
+            add(name, ["base", label],
+                lambda lab=label: passes(relative_error(got[lab], got["base"], True)[0], got["base"]),
+                lambda ok, lab=label, w=what: f"{w} must leave Z unchanged" + ("" if ok else
+                       f"; log Z changed by {got[lab] - got['base']:.3g}"))
+    conv = [f"convex{i}" for i in range(len(convex_betas))]
+
+    def convex_ok() -> bool:
+        ys = np.array([got[c] for c in conv])
+        second = ys[2:] - 2 * ys[1:-1] + ys[:-2]
+        # each value may be off by the comparison tolerance, so a second difference by four times it
+        return bool(np.all(second >= -4 * tolerance(float(np.max(np.abs(ys))))))
+    add("convexity_in_beta", conv, convex_ok,
+        lambda ok: "log Z is convex in beta" if ok else "log Z is not convex in beta: the candidate's values at "
+                   f"beta = {', '.join(f'{b:.3g}' for b in convex_betas)} bend the wrong way")
+    em, ep = by["e_minus"], by["e_plus"]
+    ref_m, ref_p = ref(em), ref(ep)
+    if ref_m is not None and ref_p is not None:
+        e_ref = -(ref_p - ref_m) / (2 * FD_STEP)
+        add("energy", ["e_minus", "e_plus"],
+            lambda: abs(-(got["e_plus"] - got["e_minus"]) / (2 * FD_STEP) - e_ref) <= 1e-3 * max(1.0, abs(e_ref)),
+            lambda ok: "the energy -d log Z/d beta agrees with the exact one" if ok else
+                       f"the energy -d log Z/d beta is off by {abs(-(got['e_plus'] - got['e_minus']) / (2 * FD_STEP) - e_ref):.3g}")
+    low = by["lowT"]
+    low_ref = ref(low)
+    if low_ref is not None:
+        add("low_temperature", ["lowT"], lambda: _low_t_ok(task, low, got["lowT"], low_ref, big_beta),
+            lambda ok: f"at beta = {big_beta:.3g} (n={n_small}) " + ("log Z matches the ground-state limit" if ok else
+                       "log Z disagrees with the low-temperature limit set by the ground-state energy"))
+    return PhysicsOutcome(checks, notes)
+
+
+def _low_t_ok(task: Task, q: _Probe, value: float, ref_log_z: float, beta: float) -> bool:
+    if not passes(relative_error(value, ref_log_z, True)[0], ref_log_z):
+        return False
+    if q.n > E0_ENUM_MAX_N:
+        return True
+    e0 = ground_state_energy(task.to_model(q.params, q.n))
+    slack = 1e-9 * max(1.0, abs(beta * e0))
+    return -beta * e0 - slack <= value <= -beta * e0 + q.n * math.log(2.0) + slack
