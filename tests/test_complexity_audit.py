@@ -186,3 +186,20 @@ def test_measure_times_with_the_real_sandbox(sandbox):
                         memory_mb=1024)
     assert [n for n, _ in out] == [8, 10, 12]        # n = 30 needs 2^30 x 30 spins: memory or time runs out
     assert all(t > 0 for _, t in out)
+
+
+# Timings of tests/fixtures/candidates/p03_correct.py measured with measure_times on the shared
+# 2-core machine (min of 3): the pre-asymptotic rise of 2^L .. 2^(3L) terms bends the curve so
+# that 2^(0.11 n) fitted best; an honest O(L 2^(2L)) claim must not be accused from it.
+P03_MEASURED = [(9, 0.0016), (16, 0.002), (25, 0.0017), (36, 0.0025), (49, 0.008), (64, 0.0159),
+                (81, 0.0662), (100, 0.4214), (121, 3.2902)]
+P04_MEASURED_WITH_LOAD_SPIKE = [(9, 0.0012), (16, 0.0057), (25, 0.0014), (36, 0.0036), (49, 0.0076),
+                                (64, 0.0246), (81, 0.0816), (100, 0.3444), (121, 1.8507)]
+
+
+@pytest.mark.parametrize("times", [P03_MEASURED, P04_MEASURED_WITH_LOAD_SPIKE])
+def test_real_row_transfer_timings_do_not_accuse_an_honest_claim(times):
+    assert audit_complexity("O(L 2^(2L))", ROW_TRANSFER_P03, times, lattice=True).honest is True
+    no_code_evidence = audit_complexity("O(L 2^(2L))", "def Z_efficient(params, n):\n    pass\n", times, lattice=True)
+    assert no_code_evidence.honest is True and no_code_evidence.measured_growth.kind != "exp"
+    assert audit_complexity("O(n^3)", ROW_TRANSFER_P03, times, lattice=True).honest is False

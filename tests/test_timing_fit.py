@@ -88,3 +88,12 @@ def test_detail_reports_every_model():
     fit = fit_growth(draw(*SERIES["2^n (P06 n = 8..24)"][:2], seed=1))
     for word in ("poly", "exp_sqrt", "exp", "R^2", "chose exp", "n = 16..24"):
         assert word in fit.detail
+
+
+def test_a_size_slower_than_a_larger_one_is_load():
+    clean = [(n, 1e-6 * n) for n in (1000, 3000, 10_000, 30_000, 100_000)]
+    spiked = list(clean)
+    spiked[1] = (3000, 0.2)  # a load spike, slower than n = 100000
+    a, b = fit_growth(clean), fit_growth(spiked)
+    assert b.usable and b.growth.kind == "poly"
+    assert b.growth.rate == pytest.approx(a.growth.rate, abs=0.15)

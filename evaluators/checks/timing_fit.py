@@ -14,7 +14,8 @@ an exponential model with a rate near 0 (which is then just n) from competing.
 
 Robustness on a shared 2-core machine:
 
-* cost does not fall as n grows, so a size slower than a larger one is clipped to it (load);
+* cost does not fall as n grows: a size slower than a larger one is clipped to it, or dropped
+  when more than 1.5 times slower (a load spike);
 * times below ``min_seconds`` (2 ms) are timer and scheduler noise and are not fitted;
 * a flat start (the two smallest sizes within a factor 1.5 in time although n grew by 1.5) is
   a fixed per-call overhead: it is subtracted, and only times at least ``overhead_factor``
@@ -91,8 +92,9 @@ def fit_growth(points: list[tuple[int, float]], min_seconds: float = MIN_SECONDS
             best[int(n)] = min(t, best.get(int(n), math.inf))
     data = sorted(best.items())
     for i in range(len(data) - 2, -1, -1):  # cost never falls as n grows: a slower smaller size was load
-        if data[i][1] > data[i + 1][1]:
-            data[i] = (data[i][0], data[i + 1][1])
+        if data[i][1] > data[i + 1][1]:     # a spike (> 1.5x) is dropped, a small dip is clipped
+            data[i] = (data[i][0], data[i + 1][1] if data[i][1] < 1.5 * data[i + 1][1] else math.nan)
+    data = [(n, t) for n, t in data if not math.isnan(t)]
     if len(data) < 3:
         return _unusable(f"only {len(data)} timed size(s); at least 3 are needed", data)
     floor, overhead = min_seconds, 0.0
