@@ -109,10 +109,12 @@ def _judgement(claim, claimed: Growth, honest: bool, live, static_bound, fit: Fi
     strong = [f for f in live if f.implies is not None and growth_key(f.implies) == growth_key(static_bound)]
     if strong and (not honest or static_bound.rank == measured.rank):
         evidence.append("the code " + "; ".join(f.sentence() for f in strong[:2]))
-    if fit.usable:
+    if fit.usable and (honest or not at_least(claimed, fit.established)):  # timings that support the verdict
         evidence.append(f"its time grows like {fit.established.describe()} over {fit.span}")
         if fit.established != fit.growth:
             evidence[-1] += f" (best reading {fit.growth.describe()}, not beyond noise)"
+    elif fit.usable:
+        evidence.append(f"its timings over {fit.span} do not show it yet ({fit.established.describe()})")
     else:
         evidence.append(f"its timings say little ({fit.detail.removeprefix('timings not usable: ')})")
     if honest:
@@ -128,6 +130,14 @@ def _contradicting_run(g: Growth, timings) -> tuple[int, float] | None:
         if log2_steps - math.log2(max(t, MIN_SECONDS)) > math.log2(MAX_STEPS_PER_SECOND):
             return n, t
     return None
+
+
+def is_square_lattice(task) -> bool:
+    """True when the task's n is L^2 for an L x L grid (so "L" in a claim means sqrt(n)),
+    read from the model's lattice hint at the smallest probe size."""
+    n = min(task.probe_sizes)
+    lat = task.to_model(task.probe_params(n, 0, 0), n).lattice
+    return lat is not None and lat.rows == lat.cols > 1
 
 
 def ladder_timings(rungs) -> list[tuple[int, float]]:

@@ -47,7 +47,7 @@ def static_evidence(code: str) -> list[StaticFinding]:
     """Findings about ``code``, costliest first (empty when it does not parse)."""
     try:
         return _Analyzer(ast.parse(code)).run()
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # unparseable or absurdly nested code
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):  # not code, or absurdly nested
         return []
 
 
