@@ -204,8 +204,3 @@ def test_real_row_transfer_timings_do_not_accuse_an_honest_claim(times):
     assert no_code_evidence.honest is True and no_code_evidence.measured_growth.kind != "exp"
     assert audit_complexity("O(n^3)", ROW_TRANSFER_P03, times, lattice=True).honest is False
 
-
-def test_square_lattice_tasks():
-    from evaluators.checks.complexity import is_square_lattice
-    assert [is_square_lattice(get_task(t)) for t in ("P01", "P02", "P03", "P04", "P05", "P06")] == \
-        [False, False, True, True, False, False]

@@ -132,14 +132,6 @@ def _contradicting_run(g: Growth, timings) -> tuple[int, float] | None:
     return None
 
 
-def is_square_lattice(task) -> bool:
-    """True when the task's n is L^2 for an L x L grid (so "L" in a claim means sqrt(n)),
-    read from the model's lattice hint at the smallest probe size."""
-    n = min(task.probe_sizes)
-    lat = task.to_model(task.probe_params(n, 0, 0), n).lattice
-    return lat is not None and lat.rows == lat.cols > 1
-
-
 def ladder_timings(rungs) -> list[tuple[int, float]]:
     """(n, seconds) of every Verdict rung that produced a value (probe and ladder stages)."""
     return [(r.n, r.seconds) for r in rungs if r.rel_err is not None and r.seconds]
