@@ -7,7 +7,7 @@ from evaluators.submission import Submission
 from evaluators.verify import VerifyOptions, verify
 from tasks.registry import get_task
 
-QUICK = VerifyOptions(samples=2, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0))
+QUICK = VerifyOptions(samples=2, judge=False, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0))
 
 # Exact by enumeration up to n = 20, the "free chain" approximation beyond: right at every
 # probe size of the paper, wrong at scale.
@@ -62,7 +62,7 @@ def test_z_overflow_ends_the_climb_and_asks_for_log_z(sandbox):
 def test_time_budget_marks_the_frontier(sandbox):
     code = (FIXTURES / "p06_bruteforce.py").read_text()
     budget = LadderBudget(rung_timeout_s=3.0, memory_mb=4096, total_s=30.0)
-    v = verify(get_task("P06"), Submission(code), VerifyOptions(samples=1, ladder_budget=budget), sandbox)
+    v = verify(get_task("P06"), Submission(code), VerifyOptions(samples=1, judge=False, ladder_budget=budget), sandbox)
     assert v.verdict == "accept", v.feedback
     assert v.numerical.largest_n_verified in (10, 16)
     assert "stopped at n=" in v.feedback and ("time budget" in v.feedback or "memory budget" in v.feedback)
@@ -71,7 +71,7 @@ def test_time_budget_marks_the_frontier(sandbox):
 def test_memory_budget_marks_the_frontier(sandbox):
     code = (FIXTURES / "p04_rowtransfer.py").read_text()
     budget = LadderBudget(rung_timeout_s=15.0, memory_mb=1024, total_s=60.0)
-    v = verify(get_task("P04"), Submission(code), VerifyOptions(samples=1, ladder_budget=budget), sandbox)
+    v = verify(get_task("P04"), Submission(code), VerifyOptions(samples=1, judge=False, ladder_budget=budget), sandbox)
     assert v.verdict == "accept", v.feedback
     assert v.numerical.largest_n_verified == 64
     assert "memory budget" in v.feedback

@@ -8,7 +8,7 @@ from evaluators.submission import Submission
 from evaluators.verify import VerifyOptions, verify
 from tasks.registry import get_task
 
-PROBES_ONLY = VerifyOptions(ladder=False)
+PROBES_ONLY = VerifyOptions(ladder=False, judge=False)
 
 
 def sub_of(name: str) -> Submission:

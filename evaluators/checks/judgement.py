@@ -58,7 +58,7 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     cls = check_class(sub.tractable_class, family, finding.measured_growth, class_static_kinds(finding.static))
     v.class_.claimed, v.class_.consistent, v.class_.reasons = cls.claimed, cls.consistent, list(cls.reasons)
 
-    n_phys, n_small = physics_sizes(task, v, uses_log)
+    n_phys, n_small = physics_sizes(task, v, uses_log, per_call_s=budget.physics_s / 40)
     outcome = physical_assertions(task, sub.code, uses_log, sandbox, n_phys, n_small, seed=seed,
                                   timeout_s=budget.physics_s, memory_mb=budget.memory_mb)
     v.physics.checks = outcome.checks
@@ -79,14 +79,14 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     return Judgement(lines, ok)
 
 
-def physics_sizes(task: Task, v: Verdict, uses_log: bool) -> tuple[int, int]:
+def physics_sizes(task: Task, v: Verdict, uses_log: bool, per_call_s: float) -> tuple[int, int]:
     """(n for most assertions, n small enough that Z fits a float at low temperature).
 
-    The main size is the largest verified one whose rung ran in under two seconds, so the
-    assertions go beyond the probes without straining the candidate.
+    The main size is the largest verified one whose rung ran within ``per_call_s`` seconds, so
+    the dozen assertion calls go beyond the probes and still fit the physics budget.
     """
     small = max(task.probe_sizes)
-    quick = [r.n for r in v.numerical.rungs if r.passed and r.seconds < 2.0 and r.n <= v.numerical.largest_n_verified]
+    quick = [r.n for r in v.numerical.rungs if r.passed and r.seconds <= per_call_s and r.n <= v.numerical.largest_n_verified]
     if not uses_log:
         quick = [n for n in quick if n <= Z_ONLY_MAX_N]
     return max(quick, default=small), small
@@ -106,5 +106,5 @@ def class_static_kinds(static: list[StaticFinding]) -> list[str]:
         elif f.kind == "loop_nest" and g.kind == "poly":
             out.append(f"nested_loops_n^{round(g.rate)}")
         elif f.kind == "dense_linalg":
-            out.append("dense_linalg_n^3")
+            out.append({"poly": "dense_linalg_n^3", "exp_sqrt": "dense_2^L_matrix", "exp": "enumerates_2^n"}[g.kind])
     return [k for k in out if k]
