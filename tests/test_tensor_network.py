@@ -1,0 +1,120 @@
+"""Tensor-network contraction against the plain enumeration and brute force."""
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.brute import brute_log_z
+from evaluators.oracles.naive import naive_log_z
+from evaluators.oracles.tensor_network import contraction_width, tensor_network_applies, tensor_network_log_z
+from tasks.model import IsingModel
+from tasks.registry import get_task
+
+RTOL = 1e-9
+
+
+def close(a: float, b: float, rtol: float = RTOL) -> bool:
+    return abs(a - b) <= rtol * max(1.0, abs(b))
+
+
+def regular_glass(rng, n, *, gaussian=False, fields=False, beta=1.0):
+    g = nx.random_regular_graph(3, n, seed=int(rng.integers(2**31)))
+    edges = np.array(sorted(tuple(sorted(e)) for e in g.edges()))
+    J = rng.normal(size=len(edges)) if gaussian else rng.choice([-1.0, 1.0], len(edges))
+    h = rng.normal(scale=0.7, size=n) if fields else None
+    return IsingModel.from_arrays(n, beta, edges, J, h)
+
+
+def test_random_regular_graphs_against_naive():
+    rng = np.random.default_rng(10)
+    betas = (0.1, 0.5, 1.0, 3.0, 8.0)
+    for n in (4, 6, 8, 10, 12, 14, 16, 18):
+        for gaussian in (False, True):
+            for fields in (False, True):
+                model = regular_glass(rng, n, gaussian=gaussian, fields=fields,
+                                      beta=betas[int(rng.integers(len(betas)))])
+                assert close(tensor_network_log_z(model), naive_log_z(model)), (n, gaussian, fields, model.beta)
+
+
+def test_n20_every_beta_against_naive():
+    rng = np.random.default_rng(11)
+    for beta, gaussian, fields in ((0.1, False, True), (1.0, True, False), (8.0, False, False), (8.0, True, True)):
+        model = regular_glass(rng, 20, gaussian=gaussian, fields=fields, beta=beta)
+        assert close(tensor_network_log_z(model), naive_log_z(model)), (beta, gaussian, fields)
+
+
+@pytest.mark.parametrize("task_id,n", [("P04", 4), ("P04", 9), ("P04", 16), ("P03", 9), ("P03", 16)])
+def test_grids_and_tori(task_id, n):
+    task = get_task(task_id)
+    for sample in range(4):
+        model = task.to_model(task.probe_params(n, 3, sample), n)
+        assert close(tensor_network_log_z(model), naive_log_z(model)), sample
+
+
+def test_k_spin_terms_constant_rank_one_and_isolated_spins():
+    rng = np.random.default_rng(12)
+    for trial in range(12):
+        n = int(rng.integers(6, 13))
+        terms = [tuple(int(x) for x in rng.choice(n - 2, k, replace=False)) for k in (1, 2, 2, 2, 3, 3, 4)]
+        weights = rng.normal(size=len(terms)) * 2
+        blocks = ((rng.normal(size=n), float(rng.normal())),) if trial % 3 == 0 else ()
+        model = IsingModel(n=n, terms=tuple(terms), weights=weights, beta=float(rng.uniform(0.1, 8)),
+                           constant=float(rng.normal()), rank_one=blocks)
+        assert close(tensor_network_log_z(model), naive_log_z(model)), trial
+
+
+def test_spins_without_terms_count_a_factor_two():
+    model = IsingModel(n=6, terms=((0, 1), (2, 3)), weights=np.array([1.0, 0.0]), beta=2.0)
+    assert close(tensor_network_log_z(model), math.log(4 * math.cosh(2.0)) + 4 * math.log(2))
+    empty = IsingModel(n=4, terms=(), weights=np.zeros(0), beta=1.0, constant=-0.5)
+    assert close(tensor_network_log_z(empty), 4 * math.log(2) - 0.5)
+
+
+def test_very_low_temperature_does_not_overflow():
+    rng = np.random.default_rng(13)
+    for _ in range(3):
+        model = regular_glass(rng, 14, gaussian=True, fields=True, beta=100.0)
+        got = tensor_network_log_z(model)
+        assert np.isfinite(got) and close(got, naive_log_z(model))
+
+
+def test_refuses_when_entries_would_underflow():
+    """beta |w| = 400: exp(-2 beta |w|) is below the float64 range, states would silently vanish."""
+    model = IsingModel.from_arrays(4, 200.0, [[0, 1], [1, 2], [2, 3], [0, 2]], [1.0, -2.0, 1.0, 1.0])
+    assert tensor_network_applies(model) is not None
+    with pytest.raises(NotApplicable):
+        tensor_network_log_z(model)
+    repeated = IsingModel(n=2, terms=((0, 1), (0, 1)), weights=np.array([1.0, 1.0]), beta=200.0)
+    with pytest.raises(NotApplicable):  # merged coupling 2 * 200 is past the limit though each term is not
+        tensor_network_log_z(repeated)
+
+
+def test_against_brute_force_at_n26():
+    rng = np.random.default_rng(14)
+    for n, gaussian in ((24, True), (26, False)):
+        model = regular_glass(rng, n, gaussian=gaussian, beta=1.3)
+        assert close(tensor_network_log_z(model), brute_log_z(model)), n
+
+
+def test_width_limit_and_reported_width():
+    rng = np.random.default_rng(15)
+    chain = get_task("P01").to_model({"beta": 1.0, "J": 0.5}, 40)
+    assert contraction_width(chain) <= 2.0
+    model = regular_glass(rng, 40)
+    width = contraction_width(model, optimize="greedy")
+    assert 3.0 <= width <= 12.0
+    assert contraction_width(model) <= width  # "auto" starts from greedy and keeps the narrower path
+    with pytest.raises(TooLarge):
+        tensor_network_log_z(model, max_width=width - 1, optimize="greedy")
+    assert close(tensor_network_log_z(model, max_width=width, optimize="greedy"), tensor_network_log_z(model))
+
+
+def test_not_applicable_for_huge_terms():
+    model = IsingModel(n=14, terms=(tuple(range(13)),), weights=np.array([1.0]), beta=1.0)
+    assert tensor_network_applies(model) is not None
+    with pytest.raises(NotApplicable):
+        tensor_network_log_z(model)
+    assert tensor_network_applies(regular_glass(np.random.default_rng(0), 10)) is None
