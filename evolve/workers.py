@@ -44,11 +44,14 @@ class ProposerWorker:
         parent = Candidate.from_dict(_strip(request["parent"])) if request.get("parent") else None
         inspirations = [Candidate.from_dict(_strip(p)) for p in request.get("inspirations", [])]
         rng = np.random.default_rng([self.seed, request["generation"], request["slot"]])
+        prompt = None
         if request["kind"] == "structural":
             cand = self.structural.propose(self.task, parent=parent, rng=rng)
         else:
-            cand = self._llm_proposal(request, parent, inspirations)
+            cand, prompt = self._llm_proposal(request, parent, inspirations)
         out = cand.to_dict()
+        if prompt is not None:  # the journal keeps what the model was asked (the system prompt is in prompt_id)
+            out["prompt"] = prompt.messages[-1]["content"]
         out["id"] = request["id"]
         out.setdefault("created", time.time())
         return out
@@ -66,7 +69,7 @@ class ProposerWorker:
         negative = NegativeBlock(used=True, items=tuple(items)) if items else None
         facts = _structure_facts(self.task, analyse) if self.builder.config.hints else None
         prompt = self.builder.evolve(self.task.description(self.variant), view, views, structure=facts, negative=negative)
-        return self.llm.propose(self.task.id, prompt, parent, inspirations, model=request.get("model"))
+        return self.llm.propose(self.task.id, prompt, parent, inspirations, model=request.get("model")), prompt
 
 
 class EvaluatorWorker:

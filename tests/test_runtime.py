@@ -19,6 +19,9 @@ from evolve.run_store import RunStore
 
 ray = pytest.importorskip("ray")
 
+# Ray workers inherit the environment at ray.init: the scripted provider's key must be set before.
+os.environ.setdefault("SCRIPTED_TEST_KEY", "sk-scripted-test")
+
 BASE = {
     "task": "P01",
     "seed": 3,
@@ -108,3 +111,32 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
     # same seed, never interrupted: the same population
     clean = run({**BASE, "run": {"root": str(tmp_path / "clean")}}, tmp_path / "clean")
     assert population(journal.parent) == population(clean.path)
+
+
+def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path):
+    from search.scripted_server import Reply, Rule, ScriptedServer
+
+    fixtures = Path(__file__).parent / "fixtures" / "candidates"
+    import json
+
+    good = json.dumps({"tractable_class": "transfer_matrix", "complexity_O": "O(n)", "confidence": 0.9,
+                       "justification": "Independent bond variables.", "code": (fixtures / "p01_correct.py").read_text()})
+    wrong = json.dumps({"tractable_class": "transfer_matrix", "complexity_O": "O(n)", "confidence": 0.9,
+                        "justification": "guess", "code": "def Z_efficient(params, n):\n    return 2.0 ** n\n"})
+    rules = [Rule(r"[\s\S]*", [Reply(wrong), Reply("this is not JSON at all"), Reply(good)], repeat_last=True)]
+    with ScriptedServer(rules) as server:
+        raw = {**BASE, "proposers": {"structural": 0.0, "llm": 1.0},
+               "llm": {"models": [{"name": "openai/scripted", "api_base": server.base_url, "api_key_env": "SCRIPTED_TEST_KEY",
+                                   "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}], "retries": 1},
+               "prompts": {"negative": {"enabled": True, "start_after_accepted": 1, "max_items": 4}}}
+        store = run(raw, tmp_path)
+    props = records(store.path, "proposal")
+    assert len(props) == 8
+    assert all(p["candidate"]["proposer"] == "llm" and p["candidate"]["prompt"] for p in props)
+    assert any(p["candidate"]["response"] == "this is not JSON at all" and p["candidate"]["parse_error"] for p in props)
+    verdicts = {r["id"]: r["verdict"]["verdict"] for r in records(store.path, "evaluation")}
+    assert "accept" in verdicts.values() and "reject" in verdicts.values()
+    assert any(p["candidate"]["prompt_meta"].get("negative") for p in props), "negative prompting was used"
+    edges = [(pid, p["candidate"]["id"]) for p in props for pid in p["candidate"]["parent_ids"][:1]]
+    assert edges, "later generations name their parents"
+    assert sum(p["candidate"]["cost_usd"] for p in props) > 0
