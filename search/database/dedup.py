@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import hashlib
 
-__all__ = ["canonical_code", "normalised_hash"]
+__all__ = ["canonical_code", "digest", "normalised_hash"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -47,8 +47,12 @@ def canonical_code(code: str, rename_locals: bool = True) -> str | None:
 def normalised_hash(code: str | None, rename_locals: bool = True) -> str:
     """sha256 hex digest of the canonical code (whitespace-normalised raw text if it does not parse)."""
     code = code or ""
-    canon = canonical_code(code, rename_locals)
-    text = "ast:" + canon if canon is not None else "raw:" + " ".join(code.split())
+    return digest(canonical_code(code, rename_locals), code)
+
+
+def digest(canonical: str | None, code: str) -> str:
+    """The hash given an already computed ``canonical_code(code)`` (None: it did not parse)."""
+    text = "ast:" + canonical if canonical is not None else "raw:" + " ".join(code.split())
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -1,0 +1,133 @@
+"""Feature descriptors (the MAP-Elites grid) and behaviour signatures (the FunSearch clusters).
+
+Descriptors of a program, computed once when it is stored:
+
+- ``method``: the method family guessed from its code (:func:`search.negative.classify_method`:
+  tensor network, pfaffian/kac-ward, row transfer, enumeration, ...). Different algorithmic
+  ideas are what the search must keep apart: a slower row-transfer program is a stepping stone
+  a Pfaffian program must not erase.
+- ``class``: the claimed tractable-class label (one of the library's labels, ``unlisted`` or
+  ``none``): the mapping the proposer believes it uses, which is what the benchmark asks for.
+- ``complexity``: the kind of the *measured* cost growth (``poly`` / ``exp_sqrt`` / ``exp`` /
+  ``unknown``), parsed from ``Verdict.complexity.measured``: the scaling regime keeps an honest
+  exponential program alive next to polynomial ones, so partial routes are not lost early.
+- ``length``: floor(log2(non-blank lines)), capped at ``length_bins - 1``: short and elaborate
+  programs of the same family compete in separate cells, as in AlphaEvolve's default grid.
+
+The objective (verified size, cost, checks) is deliberately not a feature: it is the score.
+A cell key is the plain string ``"method=row transfer|class=transfer_matrix|..."`` over the
+configured features, so it goes into msgpack as a dict key.
+
+The behaviour signature is the vector of per-rung outcomes ``(n, passed, round(log10
+rel_err))`` plus the verdict and the measured growth kind; programs with equal signatures
+behave identically on everything the evaluators looked at and form one cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+
+from search.negative import classify_method
+from tasks.base import CLASS_LABELS
+
+FEATURES = ("method", "class", "complexity", "length")
+DEFAULT_FEATURES = FEATURES
+GROWTH_KINDS = ("poly", "exp_sqrt", "exp", "unknown")  # cheapest first
+UNBOUNDED_RATE = 99.0  # "polynomial of unstated degree", "faster than 2^(c n) for every c"
+
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_MEASURED = (  # (pattern, kind, rate or None to read group 1); first match wins, order matters
+    (re.compile(r"^\s*O\(1\)"), "poly", 0.0),
+    (re.compile(r"^\s*polynomial of unstated degree"), "poly", UNBOUNDED_RATE),
+    (re.compile(r"^\s*polynomial, about n\^" + _NUM), "poly", None),
+    (re.compile(r"^\s*faster than any polynomial"), "exp_sqrt", 0.0),
+    (re.compile(r"^\s*exponential in sqrt\(n\), about 2\^\(" + _NUM + r" sqrt n\)"), "exp_sqrt", None),
+    (re.compile(r"^\s*faster than 2\^\(c sqrt n\)"), "exp_sqrt", UNBOUNDED_RATE),
+    (re.compile(r"^\s*exponential in n, about 2\^\(" + _NUM + r" n\)"), "exp", None),
+    (re.compile(r"^\s*faster than 2\^\(c n\)"), "exp", UNBOUNDED_RATE),
+)
+
+
+def parse_measured(text: str | None) -> tuple[str, float]:
+    """``(kind, rate)`` from ``Verdict.complexity.measured`` (the text of
+    :meth:`evaluators.checks.growth.Growth.describe` plus ``" (from ...)"``).
+    ``("unknown", UNBOUNDED_RATE)`` when nothing was measured or the text is not recognised."""
+    if isinstance(text, str):
+        for pattern, kind, rate in _MEASURED:
+            m = pattern.match(text)
+            if m:
+                return kind, float(m.group(1)) if rate is None else rate
+    return "unknown", UNBOUNDED_RATE
+
+
+def code_lines(code: str | None) -> int:
+    return sum(1 for ln in (code or "").splitlines() if ln.strip())
+
+
+def class_label(claimed: str | None) -> str:
+    if not claimed or not str(claimed).strip():
+        return "none"
+    label = str(claimed).strip().lower().replace("-", "_").replace(" ", "_")
+    return label if label in CLASS_LABELS else "unlisted"
+
+
+def descriptors(code: str | None, tractable_class: str | None, verdict: dict | None) -> dict:
+    """Raw descriptors of one program (plain values), from which any configured grid is cut."""
+    measured = ((verdict or {}).get("complexity") or {}).get("measured") if isinstance(verdict, dict) else None
+    return {"method": classify_method(code), "class": class_label(tractable_class),
+            "complexity": parse_measured(measured)[0], "lines": code_lines(code)}
+
+
+@dataclass(frozen=True)
+class FeatureSpace:
+    """The configured MAP-Elites dimensions: which descriptors, and how many length bins."""
+
+    names: tuple[str, ...] = DEFAULT_FEATURES
+    length_bins: int = 10  # floor(log2 lines) in 0..length_bins-1: up to 512+ lines
+
+    def __post_init__(self):
+        unknown = [f for f in self.names if f not in FEATURES]
+        if unknown:
+            raise ValueError(f"unknown features {unknown}; choose from {FEATURES}")
+        if self.length_bins < 1:
+            raise ValueError("length_bins must be at least 1")
+
+    def value(self, name: str, desc: dict) -> str:
+        if name == "length":
+            lines = max(1, int(desc.get("lines", 1)))
+            return str(min(self.length_bins - 1, int(math.log2(lines))))
+        return str(desc.get(name, "unknown"))
+
+    def cell_of(self, desc: dict) -> str:
+        """The cell key of a program with descriptors ``desc`` ("all" with no features)."""
+        return "|".join(f"{name}={self.value(name, desc)}" for name in self.names) or "all"
+
+
+def rung_outcomes(verdict: dict | None) -> list:
+    """``[[n, passed, round(log10 rel_err) or None], ...]`` in the order the rungs ran."""
+    rungs = (((verdict or {}).get("numerical") or {}).get("rungs") or []) if isinstance(verdict, dict) else []
+    out = []
+    for r in rungs:
+        err = r.get("rel_err")
+        decade = None
+        if err is not None and math.isfinite(err):
+            decade = int(round(math.log10(err))) if err > 0 else -17
+            decade = max(-17, decade)  # below double precision every error is "exact"
+        elif err is not None:
+            decade = 99  # inf / nan: a broken value
+        out.append([int(r.get("n", 0)), bool(r.get("passed")), decade])
+    return out
+
+
+def behaviour_signature(verdict: dict | None) -> str:
+    """A short digest of the rung outcomes, the verdict and the measured growth kind;
+    ``"failed"`` for a program that has no verdict."""
+    if not isinstance(verdict, dict):
+        return "failed"
+    measured = (verdict.get("complexity") or {}).get("measured")
+    key = [verdict.get("verdict"), parse_measured(measured)[0], rung_outcomes(verdict)]
+    return hashlib.sha256(json.dumps(key, separators=(",", ":")).encode()).hexdigest()[:16]

@@ -1,0 +1,169 @@
+"""The stored program and its score.
+
+Score: a tuple of plain floats compared lexicographically (bigger is better), index by index:
+
+0. status: 2 accepted, 1 judged but rejected, 0 failed (no verdict, unparsable verdict, no
+   code, or sandbox violations: such a program is recorded but never enters a cell).
+1. numerical pass (1/0): a program that gave a wrong value anywhere is wrong, however far it got.
+2. log2(1 + largest verified n): how far past brute force the values were checked.
+3. minus the measured growth kind: poly 0 > exp_sqrt -1 > exp -2 > unknown -3.
+4. minus the measured rate (polynomial degree, or c of 2^(c sqrt n) / 2^(c n)), quantised
+   (degrees to 0.5, exponential rates to 0.25) so that timing noise does not decide the order
+   over the checks below; unstated / unbounded rates count as 99.
+5. physics passed, 6. class consistent, 7. complexity honest: 1 yes, 0.5 not judged, 0 no.
+8. minus the length of the canonical code (:func:`search.database.dedup.canonical_code`, so
+   comments and docstrings cost nothing): at equal merit the shorter program wins.
+
+Accepted programs have passed everything, so among them the order is: farther verified, then
+cheaper growth, then shorter. :func:`fitness` squeezes a score into one number in [0, 1] for
+softmax selection: a weighted sum of the components normalised to [0, 1] with weights halving
+from one index group to the next (status, numerical, size, growth, checks, length), so status
+and numerical pass dominate exactly and the rest nearly lexicographically. Accepted programs
+have fitness of at least 80/95 = 0.84, judged-but-rejected ones 32/95 to 63/95, failed ones less.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from search.database.dedup import canonical_code, digest
+from search.database.features import GROWTH_KINDS, UNBOUNDED_RATE, behaviour_signature, descriptors, parse_measured
+
+SCORE_FIELDS = ("status", "numerical", "log2_n", "growth_kind", "growth_rate", "physics", "class", "honest",
+                "length")
+FAILED_SCORE = (0.0, 0.0, 0.0, -3.0, -UNBOUNDED_RATE, 0.0, 0.0, 0.0, 0.0)
+
+
+def _tri(value) -> float:
+    return 0.5 if value is None else (1.0 if value else 0.0)
+
+
+def _quantise_rate(kind: str, rate: float) -> float:
+    if not math.isfinite(rate) or rate >= UNBOUNDED_RATE:
+        return UNBOUNDED_RATE
+    step = 0.5 if kind == "poly" else 0.25
+    return min(UNBOUNDED_RATE, round(max(0.0, rate) / step) * step)
+
+
+def score_of(verdict: dict | None, code: str | None, canonical: str | None = None) -> tuple[float, ...]:
+    """The lexicographic score of a judged program (see the module docstring); pass
+    ``canonical`` when ``canonical_code(code)`` is already at hand."""
+    canon = canonical if canonical is not None else (canonical_code(code) if code else None)
+    length = -float(len(canon if canon is not None else (code or "")))
+    try:
+        if not code or not isinstance(verdict, dict) or (verdict.get("sandbox") or {}).get("violations"):
+            raise ValueError("failed")
+        num = verdict.get("numerical") or {}
+        comp = verdict.get("complexity") or {}
+        kind, rate = parse_measured(comp.get("measured"))
+        n = max(0, int(num.get("largest_n_verified") or 0))
+        return (2.0 if verdict.get("verdict") == "accept" else 1.0,
+                1.0 if num.get("passed") else 0.0,
+                round(math.log2(1 + n), 9),
+                -float(GROWTH_KINDS.index(kind)),
+                -_quantise_rate(kind, rate),
+                _tri((verdict.get("physics") or {}).get("passed")),
+                _tri((verdict.get("class") or {}).get("consistent")),
+                _tri(comp.get("honest")),
+                length)
+    except (ValueError, TypeError, AttributeError):
+        return FAILED_SCORE[:-1] + (length,)
+
+
+# per unit of: status (0, 1, 2), numerical, size, growth, checks, length (each but status in [0, 1]);
+# every weight exceeds the sum of those after it, so status and numerical pass dominate exactly
+_WEIGHTS = (32.0, 16.0, 8.0, 4.0, 2.0, 1.0)
+_TOTAL = 2 * _WEIGHTS[0] + sum(_WEIGHTS[1:])
+
+
+def fitness(score) -> float:
+    """One number in [0, 1], increasing in every score component (for softmax selection)."""
+    s = [float(x) for x in score]
+    kind_rank = -s[3]
+    growth = ((3.0 - kind_rank) + 1.0 / (1.0 + max(0.0, -s[4]))) / 4.0
+    parts = (s[0], s[1], min(1.0, s[2] / 16.0), growth, (s[5] + s[6] + s[7]) / 3.0,
+             1.0 / (1.0 + max(0.0, -s[8]) / 1000.0))
+    return sum(w * p for w, p in zip(_WEIGHTS, parts)) / _TOTAL
+
+
+@dataclass
+class Program:
+    """One judged program as the database keeps it (plain values; ``to_dict`` is msgpack-ready).
+
+    Built with :meth:`new`, which computes ``score``, ``signature`` (behaviour cluster),
+    ``code_hash`` (normalised, :mod:`search.database.dedup`) and ``descriptors`` (features).
+    The database sets ``island``, ``seq`` (global order of arrival) and counts ``children``
+    (evaluated programs whose first parent is this one). A migrated or reset copy gets a new
+    id and ``copy_of`` = the id of the original program.
+    """
+
+    id: str
+    code: str
+    verdict: dict | None = None
+    tractable_class: str | None = None
+    complexity_O: str | None = None
+    confidence: float | None = None
+    parent_ids: list = field(default_factory=list)
+    score: tuple = FAILED_SCORE
+    signature: str = "failed"
+    code_hash: str = ""
+    descriptors: dict = field(default_factory=dict)
+    island: int = -1
+    seq: int = -1
+    children: int = 0
+    copy_of: str | None = None
+
+    @classmethod
+    def new(cls, id: str, code: str | None, verdict: dict | None = None, tractable_class: str | None = None,
+            complexity_O: str | None = None, confidence: float | None = None, parent_ids=()) -> "Program":
+        code = code or ""
+        canon = canonical_code(code)
+        return cls(id=str(id), code=code, verdict=verdict, tractable_class=tractable_class,
+                   complexity_O=complexity_O, confidence=None if confidence is None else float(confidence),
+                   parent_ids=[str(p) for p in parent_ids], score=score_of(verdict, code, canon),
+                   signature=behaviour_signature(verdict), code_hash=digest(canon, code),
+                   descriptors=descriptors(code, tractable_class, verdict))
+
+    @classmethod
+    def from_candidate(cls, candidate, verdict: dict | None) -> "Program":
+        """From a :class:`search.candidate.Candidate` (or anything with its attributes) and its Verdict dict."""
+        return cls.new(candidate.id, candidate.code, verdict, candidate.tractable_class, candidate.complexity_O,
+                       candidate.confidence, candidate.parent_ids)
+
+    @property
+    def failed(self) -> bool:
+        return self.score[0] == 0.0
+
+    @property
+    def accepted(self) -> bool:
+        return self.score[0] == 2.0
+
+    @property
+    def fitness(self) -> float:
+        return fitness(self.score)
+
+    def rank_key(self) -> tuple:
+        """Sort key, best first: higher score, then earlier arrival."""
+        return tuple(-x for x in self.score) + (self.seq, self.id)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "code": self.code, "verdict": self.verdict, "tractable_class": self.tractable_class,
+                "complexity_O": self.complexity_O, "confidence": self.confidence,
+                "parent_ids": list(self.parent_ids), "score": [float(x) for x in self.score],
+                "signature": self.signature, "code_hash": self.code_hash, "descriptors": dict(self.descriptors),
+                "island": self.island, "seq": self.seq, "children": self.children, "copy_of": self.copy_of}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Program":
+        d = dict(d)
+        d["score"] = tuple(float(x) for x in d["score"])
+        d["parent_ids"] = list(d.get("parent_ids", []))
+        d["descriptors"] = dict(d.get("descriptors", {}))
+        return cls(**d)
+
+    def copy_as(self, new_id: str, island: int, seq: int) -> "Program":
+        """A copy for another island (migration, reset); lineage follows ``copy_of``."""
+        d = self.to_dict()
+        d.update(id=new_id, island=island, seq=seq, children=0, copy_of=self.copy_of or self.id)
+        return Program.from_dict(d)

@@ -1,0 +1,91 @@
+"""The database's score, fitness, features and behaviour signatures."""
+
+import math
+
+import numpy as np
+import pytest
+from database_helpers import EXP1, POLY2, code, program, verdict
+
+from evaluators.checks.growth import Growth
+from search.candidate import Candidate
+from search.database import Program, fitness, parse_measured, score_of
+from search.database.dedup import normalised_hash
+from search.database.features import FeatureSpace, behaviour_signature
+
+
+# -- score -------------------------------------------------------------------------------------
+
+def test_score_order():
+    s = lambda **kw: score_of(verdict(**kw), code())  # noqa: E731
+    assert s(accept=True, n=16) > s(accept=False, n=1024)                       # accepted beats rejected
+    assert s(n=256) > s(n=64)                                                   # larger verified n wins
+    assert s(n=64, measured=POLY2) > s(n=64, measured=EXP1)                     # poly beats exp at equal n
+    assert s(n=64, measured=EXP1) > s(n=64, measured=None)                      # measured beats unknown
+    assert s(measured=POLY2) > s(measured=POLY2.replace("n^2", "n^3"))          # lower degree wins
+    assert s(accept=False, n=16) > s(accept=False, n=1024, passed=False)        # wrong values lose
+    assert s(accept=False, physics=True) > s(accept=False, physics=None) > s(accept=False, physics=False)
+    assert s(accept=False, consistent=True) > s(accept=False, consistent=False)
+    assert s(accept=False, honest=True) > s(accept=False, honest=False)
+    short, long_ = code(1.0), code(1.0, "\n\n\ndef helper():\n    return 0\n")
+    assert score_of(verdict(), short) > score_of(verdict(), long_)              # shorter code breaks ties
+    commented = "# why this works: bonds are independent\n" + code(1.0).replace("return", '"""doc"""\n    return')
+    assert score_of(verdict(), commented) == score_of(verdict(), short)        # comments cost nothing
+    failed = [score_of(None, code()), score_of(verdict(), None), score_of({"numerical": 3}, code()),
+              score_of(verdict(violations=["open"]), code())]
+    assert all(f < s(accept=False, passed=False, n=0) for f in failed)         # failures rank lowest
+    assert all(type(x) is float for x in s()) and all(type(x) is float for x in failed[0])
+
+
+def test_fitness_respects_status_and_numerical_pass_exactly():
+    worst_accepted = score_of(verdict(n=0, measured=None, physics=None, consistent=None, honest=None),
+                              code(extra="\n" + "x = 1\n" * 3000))
+    best_rejected = score_of(verdict(accept=False, n=10 ** 9, measured="O(1) (from the code)"), "x=1")
+    worst_rejected_pass = score_of(verdict(accept=False, n=0, measured=None, physics=False, consistent=False,
+                                           honest=False), code(extra="\n" + "x = 1\n" * 3000))
+    best_rejected_fail = score_of(verdict(accept=False, passed=False, n=10 ** 9, measured="O(1) (from x)"), "x=1")
+    assert fitness(worst_accepted) > fitness(best_rejected)
+    assert fitness(worst_rejected_pass) > fitness(best_rejected_fail)
+    assert fitness(best_rejected_fail) > fitness(score_of(None, "x=1"))
+    assert 0.0 <= fitness(score_of(None, "x" * 10 ** 6)) and fitness(score_of(verdict(n=10 ** 9), "x=1")) <= 1.0
+
+
+def test_measured_text_parses_back_for_every_growth():
+    rng = np.random.default_rng(0)
+    for kind in ("poly", "exp_sqrt", "exp"):
+        for rate in [0.0, float("inf")] + list(np.round(rng.uniform(0.1, 6.0, 20), 2)):
+            g = Growth(kind, float(rate))
+            got_kind, got_rate = parse_measured(g.describe() + " (from timings over n = 8..64)")
+            assert got_kind == kind
+            if math.isinf(rate):
+                assert got_rate == 99.0
+            elif kind != "poly" or rate == 0:
+                assert got_rate == pytest.approx(float(f"{rate:.2g}"))
+            else:
+                assert got_rate == pytest.approx(round(rate, 1))
+    assert parse_measured(None) == ("unknown", 99.0) and parse_measured("n log n")[0] == "unknown"
+
+
+def test_features_and_signature():
+    p = program("a", cls="Transfer-Matrix")
+    space = FeatureSpace()
+    assert space.cell_of(p.descriptors) == "method=closed form|class=transfer_matrix|complexity=poly|length=1"
+    assert FeatureSpace(("class",)).cell_of(program("b", cls="magic").descriptors) == "class=unlisted"
+    assert FeatureSpace(("length",), length_bins=2).cell_of({"lines": 1000}) == "length=1"
+    with pytest.raises(ValueError):
+        FeatureSpace(("colour",))
+    # equal behaviour -> equal signature; any rung outcome or the verdict changes it
+    assert behaviour_signature(verdict()) == behaviour_signature(verdict(err=2e-13, physics=False))
+    assert behaviour_signature(verdict()) != behaviour_signature(verdict(err=1e-9))
+    assert behaviour_signature(verdict()) != behaviour_signature(verdict(n=128))
+    assert behaviour_signature(verdict()) != behaviour_signature(verdict(accept=False))
+    assert behaviour_signature(verdict()) != behaviour_signature(verdict(measured=EXP1))
+    assert behaviour_signature(None) == "failed"
+
+
+def test_program_from_candidate_and_dict_round_trip():
+    cand = Candidate("abc", "P01", code(2.0), "transfer_matrix", "O(n)", 0.8, parent_ids=["p", "q"])
+    p = Program.from_candidate(cand, verdict())
+    assert (p.id, p.tractable_class, p.complexity_O, p.parent_ids) == ("abc", "transfer_matrix", "O(n)", ["p", "q"])
+    assert p.code_hash == normalised_hash(cand.code) and p.score == score_of(verdict(), cand.code)
+    assert p.accepted and not p.failed and Program.from_dict(p.to_dict()) == p
+    assert Program.from_candidate(Candidate.failed("x", "P01", "no JSON"), None).failed
