@@ -1,0 +1,209 @@
+"""The structural proposer: structure analysis -> plan -> program, with no language model.
+
+``StructuralProposer(seed).propose(task, parent=None)`` reads the task's family of models through
+:func:`tasks.structure.family_structure` (chain, planarity, fields, widths, rank-one blocks,
+lattice and boundary) and the task's reader, lists the templates that apply (``plans_for``),
+and writes the best plan as an ordinary self-contained candidate program: the template's source,
+the task's reader, the plan's options as a literal, and ``log_Z`` / ``Z_efficient`` on top. The
+claims (class, complexity, confidence, justification) come from the template and the analysis,
+and are honest: an exponential method says so.
+
+With a parent whose plan is recorded (``Candidate.prompt_meta["plan"]``), ``propose`` mutates
+that plan: it changes one choice of the same template (ordering, form, solver, chunk size,
+contraction order, ...) or switches to another applicable template. Everything is deterministic
+for a given seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from search.candidate import Candidate
+from search.structural import readers
+from search.structural.templates import TEMPLATE_NAMES, Claims, all_templates, default_options, get_template
+from tasks.base import Task
+from tasks.structure import FamilyStructure, family_structure
+
+PROPOSER = "structural"
+#: probability that a mutation changes an option of the parent's template rather than the template
+OPTION_MUTATION_P = 0.7
+
+DRIVER = '''
+
+_OPTIONS = {options!r}
+
+
+def log_Z(params, n):
+    """Natural log of the partition function for the task's params at size n."""
+    n = int(n)
+    edges, J, h, rank_one, positions = _read(params, n)
+    return float(_method_log_z(edges, J, h, rank_one, positions, float(params["beta"]), n, _OPTIONS))
+
+
+def Z_efficient(params, n):
+    """Z itself (OverflowError once Z exceeds a float: log_Z has no such limit)."""
+    return math.exp(log_Z(params, n))
+'''
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What the templates need to know about a task's family of models."""
+
+    task_id: str
+    family: FamilyStructure
+    max_order: int
+    has_fields: bool
+    planar: bool | None
+    chain: bool
+    rank_one: bool             # the reader gives rank-one blocks
+    rank_one_uniform: bool     # exactly one block with |u_i| constant on its support
+    has_pairs: bool            # the reader gives non-zero pair couplings
+    has_positions: bool        # the reader gives a straight-line embedding at every probe size
+    lattice_side: bool         # every instance is an L x L lattice (n = L^2)
+    torus: bool
+
+
+def build_view(task: Task, seed: int = 0) -> TaskView:
+    """Analyse the task's family (cached by tasks.structure) and run its reader at the probe sizes."""
+    fam = family_structure(task, seed=seed)
+    outs = [readers.read(task, task.probe_params(n, seed, 0), n) for n in task.probe_sizes]
+    rank_one = any(len(o[3]) for o in outs)
+    uniform = all(len(o[3]) == 1 and _constant_magnitude(o[3][0][0]) for o in outs)
+    has_pairs = any(len(o[1]) and np.any(np.asarray(o[1]) != 0.0) for o in outs)
+    shapes = [s.lattice_shape for s in fam.structures]
+    square = all(s is not None and s[0] == s[1] and s[0] > 1 for s in shapes)
+    return TaskView(
+        task_id=task.id, family=fam, max_order=fam.max_order,
+        has_fields=fam.has_fields or any(np.any(np.asarray(o[2]) != 0.0) for o in outs),
+        planar=fam.planar, chain=fam.chain, rank_one=rank_one, rank_one_uniform=rank_one and uniform,
+        has_pairs=bool(has_pairs), has_positions=all(o[4] is not None for o in outs),
+        lattice_side=square, torus=fam.toroidal,
+    )
+
+
+def _constant_magnitude(u) -> bool:
+    a = np.abs(np.asarray(u, dtype=np.float64))
+    a = a[a != 0.0]
+    return bool(len(a) == 0 or np.allclose(a, a[0], rtol=1e-12, atol=0.0))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A template with its choices, and the claims it makes."""
+
+    template: str
+    options: dict = field(hash=False)
+    claims: Claims = field(hash=False)
+
+    def to_dict(self) -> dict:
+        c = self.claims
+        return {"template": self.template, "options": dict(self.options),
+                "claims": {"tractable_class": c.tractable_class, "complexity_O": c.complexity_O,
+                           "confidence": c.confidence, "justification": c.justification, "cost_rank": c.cost_rank}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        return cls(d["template"], dict(d["options"]), Claims(**d["claims"]))
+
+
+def make_plan(view: TaskView, template: str, options: dict | None = None) -> Plan:
+    tpl = get_template(template)
+    opts = {**default_options(tpl.OPTION_SPACE), **(options or {})}
+    return Plan(template, opts, tpl.claims(view, opts))
+
+
+def _rank(plan: Plan) -> tuple:
+    return (plan.claims.cost_rank, -plan.claims.confidence, TEMPLATE_NAMES.index(plan.template))
+
+
+def applicable_templates(view: TaskView) -> list[str]:
+    return [t.NAME for t in all_templates() if t.applies(view) is None]
+
+
+def assemble(task: Task, plan: Plan) -> str:
+    """The candidate program of ``plan`` for ``task``."""
+    tpl = get_template(plan.template)
+    c = plan.claims
+    header = (f'"""Structural proposer: the {plan.template} plan for task {task.id}.\n\n'
+              f"Options: {dict(plan.options)}. Claims: {c.tractable_class}, {c.complexity_O}.\n"
+              f'"""\n\nimport math\n')
+    return "\n".join([header, tpl.source(plan.options), "", readers.reader_source(task)]) + \
+        DRIVER.format(options=dict(plan.options))
+
+
+class StructuralProposer:
+    """Offline proposer: programs composed from transformation templates chosen by structure."""
+
+    name = PROPOSER
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self._views: dict[str, TaskView] = {}
+
+    def view(self, task: Task) -> TaskView:
+        if task.id not in self._views:
+            self._views[task.id] = build_view(task, seed=self.seed)
+        return self._views[task.id]
+
+    def plans_for(self, task: Task) -> list[Plan]:
+        """One plan per applicable template (default options), best first."""
+        view = self.view(task)
+        return sorted((make_plan(view, name) for name in applicable_templates(view)), key=_rank)
+
+    def propose(self, task: Task, parent: Candidate | None = None, rng: np.random.Generator | None = None) -> Candidate:
+        """The best plan for ``task``, or a mutation of ``parent``'s plan."""
+        rng = self.rng if rng is None else rng
+        cid = f"{int(rng.integers(1 << 48)):012x}"
+        try:
+            readers.reader_source(task)
+            plans = self.plans_for(task)
+        except (readers.NoReader, ValueError) as exc:
+            return Candidate.failed(cid, task.id, f"structural proposer: {exc}", proposer=PROPOSER)
+        if not plans:
+            return Candidate.failed(cid, task.id, "structural proposer: no template applies to this task",
+                                    proposer=PROPOSER)
+        parent_plan = _parent_plan(parent)
+        if parent_plan is None:
+            plan, operation = plans[0], "initial: best plan from the structure analysis"
+        else:
+            plan, operation = self.mutate(task, parent_plan, rng)
+        c = plan.claims
+        return Candidate(
+            id=cid, task=task.id, code=assemble(task, plan), tractable_class=c.tractable_class,
+            complexity_O=c.complexity_O, confidence=c.confidence, justification=c.justification,
+            proposer=PROPOSER, parent_ids=[parent.id] if parent is not None else [],
+            prompt_meta={"plan": plan.to_dict(), "operation": operation},
+            notes=[f"plans available: {', '.join(p.template for p in plans)}"],
+        )
+
+    def mutate(self, task: Task, plan: Plan, rng: np.random.Generator) -> tuple[Plan, str]:
+        """A different plan: one option of the same template changed, or another applicable template."""
+        view = self.view(task)
+        names = applicable_templates(view)
+        space = get_template(plan.template).OPTION_SPACE if plan.template in names else {}
+        option_moves = [(k, v) for k, values in space.items() for v in values if plan.options.get(k) != v]
+        switches = [n for n in names if n != plan.template]
+        if option_moves and (not switches or rng.random() < OPTION_MUTATION_P):
+            key, value = option_moves[int(rng.integers(len(option_moves)))]
+            new = make_plan(view, plan.template, {**plan.options, key: value})
+            return new, f"mutate {plan.template}: {key} {plan.options.get(key)!r} -> {value!r}"
+        if switches:
+            name = switches[int(rng.integers(len(switches)))]
+            return make_plan(view, name), f"switch template: {plan.template} -> {name}"
+        return make_plan(view, plan.template, plan.options), "no alternative: the same plan again"
+
+
+def _parent_plan(parent: Candidate | None) -> Plan | None:
+    if parent is None:
+        return None
+    raw = (parent.prompt_meta or {}).get("plan")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Plan.from_dict(raw)
+    except (KeyError, TypeError):
+        return None

@@ -1,0 +1,63 @@
+"""Transformation templates of the structural proposer.
+
+Each template module is ordinary Python whose functions are also the text of the generated
+programs: ``source(options)`` renders the module's ``IMPORTS`` and the source of its
+``FUNCTIONS`` (read with :func:`inspect.getsource`), so what the tests import and call is exactly
+what a candidate runs. Every template defines the same entry point::
+
+    _method_log_z(edges, J, h, rank_one, positions, beta, n, options) -> float   # natural log Z
+
+with the reader's arrays in the project's sign convention, H = -(sum J s_i s_j + sum h s_i
++ sum over rank-one blocks (a/2)[(u.s)^2 - |u|^2]), and ``options`` a dict of the plan's choices.
+A template module also declares ``NAME``, ``OPTION_SPACE`` (choice -> allowed values, the first
+one the default), ``applies(view) -> str | None`` and ``claims(view, options) -> Claims``.
+
+Generated code may import only the sandbox's allowlist (math, numpy, scipy, itertools, functools,
+operator, fractions, collections, cmath, decimal, dataclasses, typing).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+#: the order in which templates are tried when no plan is preferred by structure
+TEMPLATE_NAMES = ("gauge_magnetisation", "chain", "planar_pfaffian", "row_transfer", "tensor_contraction", "enumeration")
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a plan claims about itself (the paper's response schema, without code)."""
+
+    tractable_class: str
+    complexity_O: str
+    confidence: float
+    justification: str
+    #: lower is better: 0 polynomial, 1 exp(sqrt n), 2 exp(n); used to rank plans
+    cost_rank: int
+
+
+def render(imports: str, functions) -> str:
+    """The source text of ``functions`` under ``imports``, separated by blank lines."""
+    parts = [imports.strip()]
+    parts += [inspect.getsource(f).rstrip() for f in functions]
+    return "\n\n\n".join(parts) + "\n"
+
+
+def default_options(space: dict) -> dict:
+    return {k: v[0] for k, v in space.items()}
+
+
+def get_template(name: str):
+    """The template module called ``name`` (KeyError naming the known ones)."""
+    from search.structural.templates import (chain, enumeration, gauge_magnetisation, planar_pfaffian,
+                                             row_transfer, tensor_contraction)
+    known = {m.NAME: m for m in (chain, row_transfer, planar_pfaffian, gauge_magnetisation,
+                                 tensor_contraction, enumeration)}
+    if name not in known:
+        raise KeyError(f"unknown template {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
+
+
+def all_templates():
+    return [get_template(name) for name in TEMPLATE_NAMES]

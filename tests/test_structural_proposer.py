@@ -1,0 +1,172 @@
+"""The structural proposer end to end: readers against the model IR, plans and honest claims from
+the structure analysis, deterministic mutations, and its first proposals judged by ``verify``."""
+
+import time
+
+import numpy as np
+import pytest
+
+from evaluators.checks.complexity_claim import parse_claim
+from evaluators.oracles.naive import naive_log_z
+from evaluators.verify import VerifyOptions, verify
+from search.candidate import Candidate
+from search.structural import Plan, StructuralProposer
+from search.structural.readers import NoReader, read, reader_disagreement, reader_source
+from tasks.registry import all_tasks, get_task
+
+TASKS = all_tasks()
+SIZES = {"P01": (2, 7, 30), "P02": (2, 9, 41), "P03": (9, 16, 25, 36), "P04": (4, 9, 16, 49),
+         "P05": (2, 11, 50), "P06": (4, 10, 30)}
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_reader_agrees_with_to_model_on_random_params(task):
+    rng = np.random.default_rng(0)
+    for n in SIZES[task.id]:
+        for _ in range(3):
+            params = task.sample_params(rng, n)
+            assert reader_disagreement(task, params, n) is None, (task.id, n)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_reader_is_caught_when_it_disagrees(task):
+    """The agreement check can fail: a reader whose couplings are negated disagrees."""
+    class Broken(type(task)):
+        reader_source = task.reader_source.replace("return edges, J,", "return edges, -J,").replace(
+            "[(xi, 1.0)]", "[(xi, 2.0)]")
+    rng = np.random.default_rng(1)
+    n = SIZES[task.id][1]
+    assert reader_disagreement(Broken(), task.sample_params(rng, n), n) is not None
+
+
+def test_p04_reader_gives_the_grid_embedding_and_p05_keeps_the_rank_one_block():
+    task = get_task("P04")
+    params = task.sample_params(np.random.default_rng(2), 16)
+    positions = read(task, params, 16)[4]
+    assert positions.tolist()[:5] == [[0, 0], [1, 0], [2, 0], [3, 0], [0, -1]]
+    mattis = get_task("P05")
+    n = 10_000
+    params = mattis.sample_params(np.random.default_rng(3), n)
+    start = time.perf_counter()
+    edges, J, h, rank_one, positions = read(mattis, params, n)
+    assert time.perf_counter() - start < 0.1
+    assert edges.shape == (0, 2) and len(rank_one) == 1 and rank_one[0][1] == 1.0 and rank_one[0][0].shape == (n,)
+
+
+def test_a_task_without_a_reader_gives_a_failed_candidate():
+    task = get_task("P01")
+
+    class NoReaderTask(type(task)):
+        reader_source = None
+    with pytest.raises(NoReader):
+        reader_source(NoReaderTask())
+    cand = StructuralProposer(0).propose(NoReaderTask())
+    assert not cand.ok and cand.proposer == "structural" and "reader" in cand.parse_error
+
+
+GOLD_TEMPLATE = {"P01": "chain", "P02": "chain", "P03": "row_transfer", "P04": "planar_pfaffian",
+                 "P05": "gauge_magnetisation", "P06": "tensor_contraction"}
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_first_plan_has_the_gold_class_and_an_honest_growth(task):
+    proposer = StructuralProposer(0)
+    plans = proposer.plans_for(task)
+    assert plans[0].template == GOLD_TEMPLATE[task.id]
+    assert plans[0].claims.tractable_class == task.gold.tractable_class
+    growth = parse_claim(plans[0].claims.complexity_O, task.square_lattice)
+    expected = {"P03": "exp_sqrt", "P06": "exp"}.get(task.id, "poly")
+    assert growth.kind == expected, (task.id, plans[0].claims.complexity_O, growth)
+    for plan in plans:          # every listed plan: an exponential method never claims a polynomial
+        kind = parse_claim(plan.claims.complexity_O, task.square_lattice).kind
+        if plan.template == "enumeration" or (plan.template != "chain" and task.id == "P06"):
+            assert kind == "exp", (task.id, plan.template, plan.claims.complexity_O)
+        if plan.claims.tractable_class == "no_efficient_known":
+            assert kind != "poly"
+
+
+def test_plans_follow_the_structure():
+    proposer = StructuralProposer(0)
+    names = {t.id: [p.template for p in proposer.plans_for(t)] for t in TASKS}
+    assert "planar_pfaffian" in names["P01"] and "planar_pfaffian" not in names["P02"]   # fields
+    assert "planar_pfaffian" not in names["P03"] and "chain" not in names["P03"]          # torus
+    assert names["P05"][0] == "gauge_magnetisation" and "chain" not in names["P05"]
+    assert "planar_pfaffian" not in names["P06"] and "chain" not in names["P06"]
+    assert all("enumeration" in v for v in names.values())
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_first_proposal_is_accepted_by_verify(task, sandbox):
+    cand = StructuralProposer(0).propose(task)
+    assert cand.ok and cand.proposer == "structural" and cand.prompt_meta["plan"]["template"] == GOLD_TEMPLATE[task.id]
+    assert cand.tractable_class == task.gold.tractable_class
+    sub = cand.to_submission()
+    assert sub.defines("Z_efficient") and sub.defines("log_Z")
+    verdict = verify(task, sub, VerifyOptions(ladder=False), sandbox)
+    assert verdict.verdict == "accept", verdict.feedback
+    assert verdict.class_.claimed == task.gold.tractable_class
+
+
+def test_p04_climbs_the_ladder_to_4096(sandbox):
+    task = get_task("P04")
+    cand = StructuralProposer(0).propose(task)
+    verdict = verify(task, cand.to_submission(), VerifyOptions(ladder=True), sandbox)
+    assert verdict.numerical.largest_n_verified >= 4096, verdict.feedback
+    assert verdict.verdict == "accept", verdict.feedback
+    top = [r for r in verdict.numerical.rungs if r.stage == "ladder" and r.n == 4096]
+    assert top and top[0].passed and top[0].seconds < 2.0
+
+
+def test_mutations_are_deterministic_and_change_the_plan():
+    task = get_task("P04")
+
+    def lineage(seed):
+        proposer = StructuralProposer(seed)
+        cand = proposer.propose(task)
+        out = [cand]
+        for _ in range(6):
+            cand = proposer.propose(task, parent=cand)
+            out.append(cand)
+        return out
+
+    a, b = lineage(5), lineage(5)
+    assert [c.id for c in a] == [c.id for c in b]
+    assert [c.prompt_meta for c in a] == [c.prompt_meta for c in b]
+    assert [c.code for c in a] == [c.code for c in b]
+    assert [c.id for c in lineage(6)] != [c.id for c in a]
+    for parent, child in zip(a, a[1:]):
+        assert child.parent_ids == [parent.id]
+        assert child.prompt_meta["plan"] != parent.prompt_meta["plan"], child.prompt_meta["operation"]
+    templates = {c.prompt_meta["plan"]["template"] for c in lineage(11) + lineage(12) + lineage(13)}
+    assert len(templates) >= 2
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_mutated_programs_stay_exact(task):
+    proposer = StructuralProposer(3)
+    rng = np.random.default_rng(4)
+    cand = proposer.propose(task)
+    n = task.probe_sizes[0]
+    for _ in range(4):
+        cand = proposer.propose(task, parent=cand)
+        namespace: dict = {}
+        exec(compile(cand.code, "<candidate>", "exec"), namespace)
+        params = task.sample_params(rng, n)
+        assert abs(namespace["log_Z"](params, n) - naive_log_z(task.to_model(params, n))) < 1e-9, cand.prompt_meta
+
+
+def test_plan_survives_the_candidate_record_round_trip():
+    proposer = StructuralProposer(0)
+    cand = proposer.propose(get_task("P06"))
+    again = Candidate.from_dict(cand.to_dict())
+    plan = Plan.from_dict(again.prompt_meta["plan"])
+    assert plan.template == "tensor_contraction" and plan.claims.tractable_class == "no_efficient_known"
+    child = proposer.propose(get_task("P06"), parent=again)
+    assert child.parent_ids == [cand.id] and child.prompt_meta["plan"] != cand.prompt_meta["plan"]
+
+
+def test_a_parent_without_a_plan_gets_the_best_plan():
+    task = get_task("P02")
+    foreign = Candidate(id="abc", task="P02", code="def Z_efficient(params, n):\n    return 1.0\n")
+    cand = StructuralProposer(0).propose(task, parent=foreign)
+    assert cand.parent_ids == ["abc"] and cand.prompt_meta["plan"]["template"] == "chain"
