@@ -8,8 +8,9 @@ import json
 def register(sub) -> None:
     p = sub.add_parser("perf", help="measure performance against baselines",
                        description="Measure one component and print the figures with the baseline they replace.")
-    p.add_argument("what", choices=["sandbox", "brute"], help="sandbox: per-evaluation overhead vs a fresh "
-                   "interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs")
+    p.add_argument("what", choices=["sandbox", "brute", "oracles"], help="sandbox: per-evaluation overhead vs a "
+                   "fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; oracles: "
+                   "each task's exact method at several sizes against the baseline it replaces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=30, help="runs per measurement (sandbox)")
     p.set_defaults(run=run)
@@ -26,6 +27,12 @@ def run(args) -> int:
             print(f"sandbox (warm fork server): median {r['sandbox_median_s'] * 1e3:8.2f} ms   p90 {r['sandbox_p90_s'] * 1e3:8.2f} ms")
             print(f"fresh interpreter (paper) : median {r['fresh_median_s'] * 1e3:8.2f} ms   p90 {r['fresh_p90_s'] * 1e3:8.2f} ms")
             print(f"ratio fresh / sandbox     : {r['ratio']:.1f}x")
+        return 0
+    if args.what == "oracles":
+        from evaluators.oracles.oracle_perf import format_rows, measure_oracles
+
+        rows = measure_oracles()
+        print(json.dumps(rows) if args.json else format_rows(rows))
         return 0
     from evaluators.oracles.brute_perf import measure_brute
 
