@@ -45,13 +45,16 @@ def card_exponent(task_id: str, params: dict, x: np.ndarray, n: int) -> float:
     raise KeyError(task_id)
 
 
+V0_TASKS = [t for t in all_tasks() if t.id in ("P01", "P02", "P03", "P04", "P05", "P06")]
+
+
 def card_log_z(task_id, params, n):
     vals = [card_exponent(task_id, params, np.array(x), n) for x in itertools.product([-1, 1], repeat=n)]
     m = max(vals)
     return m + math.log(sum(math.exp(v - m) for v in vals))
 
 
-@pytest.mark.parametrize("task", all_tasks(), ids=lambda t: t.id)
+@pytest.mark.parametrize("task", V0_TASKS, ids=lambda t: t.id)
 def test_ir_matches_task_card_formula(task):
     for n in task.probe_sizes:
         if n > 12:
@@ -61,7 +64,7 @@ def test_ir_matches_task_card_formula(task):
             assert naive_log_z(task.to_model(params, n)) == pytest.approx(card_log_z(task.id, params, n), rel=1e-12)
 
 
-@pytest.mark.parametrize("task", all_tasks(), ids=lambda t: t.id)
+@pytest.mark.parametrize("task", V0_TASKS, ids=lambda t: t.id)
 def test_ir_matches_card_at_largest_probe(task):
     n = max(task.probe_sizes)
     params = task.probe_params(n, seed=11, sample=0)
