@@ -99,8 +99,10 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     def add(name: str, labels: list[str], ok_fn, detail_fn) -> None:
         missing = [lab for lab in labels if value(lab) is None]
         if missing:
-            # A raise or NaN on fresh parameters is a failure; overflow of a Z-only candidate is not.
-            bad = [lab for lab in missing if not why.get(lab, "").startswith(("returned inf", "not reached"))]
+            # A raise or NaN on fresh parameters is a failure; running out of memory or time, or
+            # overflow of a Z-only candidate, is the scaling frontier (as on the ladder), not an error.
+            bad = [lab for lab in missing
+                   if not why.get(lab, "").startswith(("returned inf", "not reached", "raised MemoryError"))]
             if bad:
                 checks.append(PhysicsCheck(name, False, f"the candidate {why[bad[0]]} on this check's parameters"))
             else:
