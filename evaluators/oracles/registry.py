@@ -61,32 +61,61 @@ def applicable_methods(model: IsingModel) -> dict[str, str | None]:
     return {name: m.applies(model) for name, m in METHODS.items()}
 
 
-def oracle_for(model: IsingModel) -> str:
-    """Name of the cheapest exact method for this model; TooLarge if none can do it here."""
-    reasons = {}
+def candidate_methods(model: IsingModel) -> tuple[list[str], dict[str, str]]:
+    """Applicable methods in order of preference, and the reasons the others do not apply."""
+    names: list[str] = []
+    reasons: dict[str, str] = {}
     for name in _ORDER:
         if name == "brute_small":
             if model.n <= BRUTE_INSTANT_N and METHODS["brute"].applies(model) is None:
-                return "brute"
+                names.append("brute")
+            continue
+        if name in names:
             continue
         why = METHODS[name].applies(model)
         if why is None:
-            return name
-        reasons[name] = why
-    detail = "; ".join(f"{k}: {v}" for k, v in reasons.items())
-    raise TooLarge(f"no exact method can handle this model (n={model.n}) here: {detail}")
+            names.append(name)
+        else:
+            reasons[name] = why
+    return names, reasons
+
+
+def oracle_for(model: IsingModel) -> str:
+    """Name of the cheapest exact method that applies to this model; TooLarge if none does."""
+    names, reasons = candidate_methods(model)
+    if not names:
+        raise TooLarge(_none_left(model, reasons))
+    return names[0]
 
 
 def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
-    """Exact natural log Z with the named method, or the cheapest applicable one."""
-    if method is None:
-        method = oracle_for(model)
-    elif method not in METHODS:
-        raise KeyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    else:
+    """Exact natural log Z with the named method, or the cheapest applicable one.
+
+    Unforced, a method that turns out too large once it starts (a contraction path wider than
+    memory allows, say) hands over to the next applicable one.
+    """
+    if method is not None:
+        if method not in METHODS:
+            raise KeyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
         why = METHODS[method].applies(model)
         if why is not None:
             raise NotApplicable(f"method {method} does not apply: {why}")
+        return _timed(method, model)
+    names, reasons = candidate_methods(model)
+    for name in names:
+        try:
+            return _timed(name, model)
+        except TooLarge as exc:
+            reasons[name] = str(exc)
+    raise TooLarge(_none_left(model, reasons))
+
+
+def _timed(method: str, model: IsingModel) -> OracleResult:
     start = time.perf_counter()
     value = METHODS[method].log_z(model)
     return OracleResult(log_z=value, method=method, seconds=time.perf_counter() - start)
+
+
+def _none_left(model: IsingModel, reasons: dict[str, str]) -> str:
+    detail = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+    return f"no exact method can handle this model (n={model.n}) here: {detail}"
