@@ -1,0 +1,308 @@
+"""ln |Pf A| of a sparse real skew-symmetric matrix that keeps its relative accuracy when the
+entries span many orders of magnitude (a Kasteleyn matrix at low temperature).
+
+Why not a sparse LU. ``det A = Pf(A)^2``, but an LU with a static fill-reducing ordering and
+column partial pivoting (SuperLU) has to pivot on a small entry of a column whose large entries
+were used up, and the resulting large numbers later cancel: on a 16 x 16 +-J glass at beta = 8
+the error in ln Z was 6.6 (dense LAPACK LU: the same). Skew elimination with 2 x 2 pivots keeps
+the zero diagonal exact; with pivots chosen by size it is far better (1e-11 on that instance),
+but float64 still loses about eps * exp(3.5 beta |J|) (e.g. 3e-4 on a few percent of 12 x 12
+glasses at beta = 8): the small weights exp(-2 beta |J|) enter sums whose leading orders cancel
+exactly when the couplings are degenerate. Hence an extended mode in double-double arithmetic
+(:mod:`evaluators.oracles.double_double`), which moves that loss 16 digits down.
+
+The elimination is multifrontal:
+
+- ordering: nested dissection (:mod:`evaluators.oracles.nested_dissection`) over groups of nodes
+  that are never split (the weight-1 gadget units of the expanded dual);
+- fronts: a separator (or leaf) owns its nodes; its dense front gathers them, the nodes its
+  children could not eliminate ("delayed"), and every later node they touch; the children's
+  Schur complements are added in (extend-add);
+- pivots: a pair (i, j) of fully summed nodes is eliminated only if |S_ij| >= u * (largest entry
+  of rows i and j in the whole front), the largest such S_ij first; nodes with no acceptable
+  partner are delayed to the parent. The root front holds every remaining node, so it uses
+  complete pivoting. Growth per step is bounded by 1 + 2/u.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from evaluators.oracles.double_double import dd_add, dd_div, dd_mul
+from evaluators.oracles.nested_dissection import grouped_dissection
+
+PIVOT_THRESHOLD = 0.5
+LEAF_NODES = 48
+
+
+@njit(cache=True)
+def _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart):
+    """Largest |entry| of row i in the active block, and its largest fully summed partner."""
+    rmax = 0.0
+    rc = -1
+    pmax = 0.0
+    pj = -1
+    for j in range(na):
+        v = abs(H[i, j])
+        if v > rmax:
+            rmax = v
+            rc = j
+        if v > pmax and isfs[j] and j != i:
+            pmax = v
+            pj = j
+    rowmax[i] = rmax
+    rmcol[i] = rc
+    cval[i] = pmax
+    cpart[i] = pj
+
+
+@njit(cache=True)
+def _swap(H, L, ext, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
+    """Exchange positions x and y (rows, columns and bookkeeping)."""
+    if x == y:
+        return
+    f = H.shape[0]
+    for j in range(f):
+        H[x, j], H[y, j] = H[y, j], H[x, j]
+    for i in range(f):
+        H[i, x], H[i, y] = H[i, y], H[i, x]
+    if ext:
+        for j in range(f):
+            L[x, j], L[y, j] = L[y, j], L[x, j]
+        for i in range(f):
+            L[i, x], L[i, y] = L[i, y], L[i, x]
+    isfs[x], isfs[y] = isfs[y], isfs[x]
+    loc[x], loc[y] = loc[y], loc[x]
+    rowmax[x], rowmax[y] = rowmax[y], rowmax[x]
+    rmcol[x], rmcol[y] = rmcol[y], rmcol[x]
+    cval[x], cval[y] = cval[y], cval[x]
+    cpart[x], cpart[y] = cpart[y], cpart[x]
+    for i in range(na):
+        if cpart[i] == x:
+            cpart[i] = y
+        elif cpart[i] == y:
+            cpart[i] = x
+        if rmcol[i] == x:
+            rmcol[i] = y
+        elif rmcol[i] == y:
+            rmcol[i] = x
+
+
+@njit(cache=True)
+def _eliminate(H, L, ext, k, u):
+    """Eliminate 2 x 2 pivots among the first k (fully summed) positions of the dense skew front
+    hi + lo = H + L in place (L only if ext), moving eliminated pairs to the end. Returns
+    (ln |pivots| as a pair sum + compensation, na, loc): M[:na, :na] is what remains and loc[:na]
+    its original positions."""
+    f = H.shape[0]
+    isfs = np.zeros(f, np.bool_)
+    isfs[:k] = True
+    loc = np.arange(f)
+    rowmax = np.zeros(f)
+    rmcol = np.full(f, -1, np.int64)
+    cval = np.zeros(f)
+    cpart = np.full(f, -1, np.int64)
+    for i in range(k):
+        _row_stats(H, i, f, isfs, rowmax, rmcol, cval, cpart)
+    na = f
+    s = 0.0
+    c = 0.0
+    nzj = np.empty(f, np.int64)
+    while True:
+        best = 0.0
+        bp = -1
+        bq = -1
+        for i in range(na):
+            if isfs[i] and cpart[i] >= 0:
+                v = cval[i]
+                if v > best and v >= u * max(rowmax[i], rowmax[cpart[i]]):
+                    best = v
+                    bp = i
+                    bq = cpart[i]
+        if bp < 0:
+            break
+        _swap(H, L, ext, bp, na - 1, isfs, loc, rowmax, rmcol, cval, cpart, na)
+        if bq == na - 1:
+            bq = bp
+        _swap(H, L, ext, bq, na - 2, isfs, loc, rowmax, rmcol, cval, cpart, na)
+        p = na - 1
+        q = na - 2
+        ph = H[p, q]
+        pl = L[p, q] if ext else 0.0
+        y = math.log(abs(ph)) + math.log1p(pl / ph) - c  # Kahan-compensated sum of ln|pivot|
+        tt = s + y
+        c = (tt - s) - y
+        s = tt
+        na -= 2
+        nz = 0
+        for j in range(na):
+            if H[p, j] != 0.0 or H[q, j] != 0.0:
+                nzj[nz] = j
+                nz += 1
+        # S_ij += (S_qi S_pj - S_pi S_qj) / S_pq, rows only (skew symmetry)
+        for i in range(na):
+            if H[q, i] == 0.0 and H[p, i] == 0.0:
+                if isfs[i] and (cpart[i] >= na or rmcol[i] >= na):
+                    _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart)
+                continue
+            if ext:
+                ah, al = dd_div(H[q, i], L[q, i], ph, pl)
+                bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
+                for t in range(nz):
+                    j = nzj[t]
+                    t1h, t1l = dd_mul(ah, al, H[p, j], L[p, j])
+                    t2h, t2l = dd_mul(bh, bl, H[q, j], L[q, j])
+                    dh, dl = dd_add(t1h, t1l, -t2h, -t2l)
+                    H[i, j], L[i, j] = dd_add(H[i, j], L[i, j], dh, dl)
+                L[i, i] = 0.0
+            else:
+                a = H[q, i] / ph
+                b = H[p, i] / ph
+                for t in range(nz):
+                    j = nzj[t]
+                    H[i, j] += a * H[p, j] - b * H[q, j]
+            H[i, i] = 0.0
+            if isfs[i]:
+                _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart)
+    return s, na, loc
+
+
+@njit(cache=True)
+def _grow(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(2 * need, a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext):
+    """ln |Pf A| for the skew matrix A in CSR rows (nbr, val), eliminated along the postordered
+    dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic. -inf when
+    A is singular."""
+    N = perm.shape[0]
+    T = own_lo.shape[0]
+    owner = np.empty(N, np.int64)
+    for t in range(T):
+        for i in range(own_lo[t], own_hi[t]):
+            owner[perm[i]] = t
+    pos = np.full(N, -1, np.int64)
+    # stack of contribution blocks: node ids (the nd delayed ones first) and dense hi / lo values
+    s_hi = np.empty(1 << 16)
+    s_lo = np.empty(1 << 16 if ext else 0)
+    s_idx = np.empty(1 << 12, np.int64)
+    b_v = np.empty(T + 1, np.int64)
+    b_i = np.empty(T + 1, np.int64)
+    b_n = np.empty(T + 1, np.int64)
+    b_nd = np.empty(T + 1, np.int64)
+    nb = 0
+    total = 0.0
+    comp = 0.0
+    idx = np.empty(N, np.int64)
+    for t in range(T):
+        first = nb - n_child[t]
+        f = 0
+        for i in range(own_lo[t], own_hi[t]):
+            pos[perm[i]] = f
+            idx[f] = perm[i]
+            f += 1
+        for c in range(first, nb):
+            for a in range(b_nd[c]):
+                v = s_idx[b_i[c] + a]
+                pos[v] = f
+                idx[f] = v
+                f += 1
+        k = f
+        for c in range(first, nb):
+            for a in range(b_nd[c], b_n[c]):
+                v = s_idx[b_i[c] + a]
+                if pos[v] < 0:
+                    pos[v] = f
+                    idx[f] = v
+                    f += 1
+        for i in range(own_lo[t], own_hi[t]):
+            for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
+                w = nbr[q]
+                if owner[w] > t and pos[w] < 0:
+                    pos[w] = f
+                    idx[f] = w
+                    f += 1
+        H = np.zeros((f, f))
+        L = np.zeros((f, f) if ext else (1, 1))
+        for i in range(own_lo[t], own_hi[t]):
+            pv = pos[perm[i]]
+            for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
+                w = nbr[q]
+                if owner[w] == t:
+                    H[pv, pos[w]] += val[q]
+                elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
+                    H[pv, pos[w]] += val[q]
+                    H[pos[w], pv] -= val[q]
+        for c in range(first, nb):
+            n = b_n[c]
+            for a in range(n):
+                pa = pos[s_idx[b_i[c] + a]]
+                for b in range(n):
+                    pb = pos[s_idx[b_i[c] + b]]
+                    o = b_v[c] + a * n + b
+                    if ext:
+                        H[pa, pb], L[pa, pb] = dd_add(H[pa, pb], L[pa, pb], s_hi[o], s_lo[o])
+                    else:
+                        H[pa, pb] += s_hi[o]
+        nb = first  # children popped; their storage is reused
+        vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
+        itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
+        lp, n, loc = _eliminate(H, L, ext, k, u if f > k else 0.0)
+        y = lp - comp
+        tt = total + y
+        comp = (tt - total) - y
+        total = tt
+        if n > 0 and t == T - 1:
+            return -np.inf  # the root could not eliminate everything: A is singular
+        s_hi = _grow(s_hi, vtop + n * n)
+        if ext:
+            s_lo = _grow(s_lo, vtop + n * n)
+        s_idx = _grow(s_idx, itop + n)
+        order = np.argsort(loc[:n] >= k, kind="mergesort")  # delayed (fully summed) first
+        nd = 0
+        for a in range(n):
+            pa = order[a]
+            nd += loc[pa] < k
+            s_idx[itop + a] = idx[loc[pa]]
+            for b in range(n):
+                s_hi[vtop + a * n + b] = H[pa, order[b]]
+                if ext:
+                    s_lo[vtop + a * n + b] = L[pa, order[b]]
+        b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
+        nb += 1
+        for a in range(f):
+            pos[idx[a]] = -1
+    return total
+
+
+def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
+                     extended: bool = False, u: float = PIVOT_THRESHOLD,
+                     leaf_nodes: int = LEAF_NODES) -> float:
+    """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
+
+    group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
+    keeps together (default: single nodes); coords: one (x, y) per group to steer the dissection
+    (BFS distances when None); extended: double-double arithmetic (about 10x slower, 16 more
+    digits). Returns -inf when A is singular.
+    """
+    N = A.shape[0]
+    if N == 0:
+        return 0.0
+    if N % 2 == 1:
+        return -np.inf
+    csr = A.tocsr()
+    csr.sum_duplicates()
+    group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
+    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes)
+    return float(multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                                     csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
+                                     float(u), bool(extended)))
