@@ -128,3 +128,40 @@ def test_symmetry_breaking_is_caught_by_the_named_assertion(name, sandbox):
     assert "unseen_parameters" not in failed
     symmetry = "spin_flip" if task.id == "P02" else "gauge_invariance"
     assert symmetry in failed and f"Physical assertion '{symmetry}' failed" in v.feedback
+
+
+def enumeration_code(task) -> str:
+    """An exact brute-force program for ``task`` (the structural proposer's enumeration template)."""
+    from search.structural.proposer import StructuralProposer, assemble, make_plan
+
+    view = StructuralProposer(0).view(task)
+    return assemble(task, make_plan(view, "enumeration"))
+
+
+@pytest.mark.parametrize("task_id", ["P01", "P02", "P03", "P04", "P05", "P06"])
+def test_every_task_brute_force_under_a_polynomial_claim_is_dishonest(task_id, sandbox):
+    task = get_task(task_id)
+    gold = task.gold.tractable_class
+    sub = Submission(enumeration_code(task), gold, "O(n^2)", 0.99)
+    v = verify(task, sub, PROBES, sandbox)
+    assert v.numerical.passed, v.feedback
+    assert v.verdict == "reject" and v.complexity.honest is False, v.feedback
+    assert "exponential" in v.complexity.measured
+
+
+@pytest.mark.parametrize("name,label", [("p03_correct.py", "gauge"), ("p03_correct.py", "percolation"),
+                                        ("p02_correct.py", "pfaffian"), ("p06_bruteforce.py", "transfer_matrix")])
+def test_more_inadmissible_labels(name, label, sandbox):
+    task, sub = fixture(name, tractable_class=label)
+    v = verify(task, sub, PROBES, sandbox)
+    assert v.numerical.passed and v.class_.consistent is False and v.verdict == "reject"
+
+
+@pytest.mark.parametrize("name", sorted(fixture_candidates()))
+def test_every_task_memorising_candidate_fails_unseen_parameters(name, sandbox):
+    task, sub = fixture(name)
+    seen = [task.probe_params(n, 0, k) for n in task.probe_sizes for k in range(2)]
+    v = verify(task, Submission(memorizer(task, sub.code, seen), sub.tractable_class, sub.complexity_O, 0.9), PROBES, sandbox)
+    assert v.numerical.passed and v.verdict == "reject"
+    failed = {c.name for c in v.physics.checks if not c.passed}
+    assert {"unseen_parameters", "beta_zero"} <= failed

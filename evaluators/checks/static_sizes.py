@@ -100,6 +100,9 @@ class SizeTracker:
                    ast.RShift: lambda: a / 2 ** b}
             f = ops.get(type(node.op))
             return f() if f and not (isinstance(node.op, (ast.Div, ast.FloorDiv)) and b == 0) else None
+        if isinstance(node, ast.IfExp):  # `n - 1 if flip else n`: the smaller branch bounds the cost below
+            a, b = self.size(node.body), self.size(node.orelse)
+            return sp.Min(a, b) if a is not None and b is not None else None
         if isinstance(node, ast.Call) and node.args:
             last = self.name(node.func).rsplit(".", 1)[-1]
             if last == "len":
