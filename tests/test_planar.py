@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.spatial import Delaunay
 
-from evaluators.oracles.base import NotApplicable
+from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.naive import naive_log_z
 from evaluators.oracles.planar import (
     planar_applies,
@@ -271,6 +271,8 @@ def test_precision_switch():
         planar_log_z(m, precision="quad")
     with pytest.raises(ValueError):
         planar_log_z(m, method="transfer")
+    with pytest.raises(TooLarge):
+        planar_log_z(m.with_beta(400.0))
 
 
 # -- applicability --------------------------------------------------------------------------

@@ -70,3 +70,17 @@ def dd_div(ah, al, bh, bl):
     q3 = rh / bh
     q1, q2 = quick_two_sum(q1, q2)
     return dd_add(q1, q2, q3, 0.0)
+
+
+@njit(cache=True, inline="always")
+def dd_axpy2(mh, ml, ah, al, xh, xl, bh, bl, yh, yl):
+    """m + a x - b y for double-doubles, to double-double accuracy relative to the largest term
+    (the products are split exactly by FMA; only terms of order eps^2 are rounded or dropped)."""
+    p1 = ah * xh
+    e1 = fma(ah, xh, -p1)
+    p2 = bh * yh
+    e2 = fma(bh, yh, -p2)
+    s, t1 = two_sum(mh, p1)
+    s, t2 = two_sum(s, -p2)
+    lo = (t1 + t2) + ml + (e1 - e2) + (ah * xl + al * xh) - (bh * yl + bl * yh)
+    return two_sum(s, lo)

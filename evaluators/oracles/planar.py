@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import splu
 
-from evaluators.oracles.base import NotApplicable
+from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.kac_ward import kac_ward_matrix
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
@@ -48,6 +48,8 @@ METHODS = ("auto", "high_t", "low_t")
 PRECISIONS = ("auto", "double", "double-double")
 #: above this beta * max|J| the low-temperature elimination runs in double-double arithmetic
 DOUBLE_DOUBLE_ABOVE = 3.0
+#: beyond this beta * max|J| the weights exp(-2 beta |J|) underflow float64
+MAX_BETA_J = 350.0
 
 
 def _structure_reason(model: IsingModel) -> str | None:
@@ -112,6 +114,9 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
         return shift + pre + 0.5 * log_abs_det_sparse(M)
+    if len(K) and float(np.abs(K).max()) > MAX_BETA_J:
+        raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the domain-wall weights "
+                       f"exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
     extended = uses_double_double(model, precision)
     return shift + pre + log_abs_pfaffian(M, unit_ptr, coords, extended=extended)

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_add, dd_div, dd_mul
+from evaluators.oracles.double_double import dd_add, dd_axpy2, dd_div
 from evaluators.oracles.nested_dissection import grouped_dissection
 
 PIVOT_THRESHOLD = 0.5
@@ -111,6 +111,7 @@ def _eliminate(H, L, ext, k, u):
     s = 0.0
     c = 0.0
     nzj = np.empty(f, np.int64)
+    touched = np.zeros(f, np.bool_)
     while True:
         best = 0.0
         bp = -1
@@ -142,6 +143,8 @@ def _eliminate(H, L, ext, k, u):
             if H[p, j] != 0.0 or H[q, j] != 0.0:
                 nzj[nz] = j
                 nz += 1
+                touched[j] = True
+        dense = nz == na
         # S_ij += (S_qi S_pj - S_pi S_qj) / S_pq, rows only (skew symmetry)
         for i in range(na):
             if H[q, i] == 0.0 and H[p, i] == 0.0:
@@ -153,20 +156,35 @@ def _eliminate(H, L, ext, k, u):
                 bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
                 for t in range(nz):
                     j = nzj[t]
-                    t1h, t1l = dd_mul(ah, al, H[p, j], L[p, j])
-                    t2h, t2l = dd_mul(bh, bl, H[q, j], L[q, j])
-                    dh, dl = dd_add(t1h, t1l, -t2h, -t2l)
-                    H[i, j], L[i, j] = dd_add(H[i, j], L[i, j], dh, dl)
+                    H[i, j], L[i, j] = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j],
+                                                bh, bl, H[q, j], L[q, j])
                 L[i, i] = 0.0
             else:
-                a = H[q, i] / ph
-                b = H[p, i] / ph
+                ah = H[q, i] / ph
+                bh = H[p, i] / ph
+                if dense:  # contiguous, vectorisable
+                    for j in range(na):
+                        H[i, j] += ah * H[p, j] - bh * H[q, j]
+                else:
+                    for t in range(nz):
+                        j = nzj[t]
+                        H[i, j] += ah * H[p, j] - bh * H[q, j]
+            H[i, i] = 0.0
+            if not isfs[i]:
+                continue
+            if dense or (rmcol[i] >= 0 and (rmcol[i] >= na or touched[rmcol[i]])) or \
+                    (cpart[i] >= 0 and (cpart[i] >= na or touched[cpart[i]])):
+                _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart)
+            else:  # the old maxima sit in untouched columns: merge with the updated ones
                 for t in range(nz):
                     j = nzj[t]
-                    H[i, j] += a * H[p, j] - b * H[q, j]
-            H[i, i] = 0.0
-            if isfs[i]:
-                _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart)
+                    v = abs(H[i, j])
+                    if v > rowmax[i]:
+                        rowmax[i], rmcol[i] = v, j
+                    if v > cval[i] and isfs[j] and j != i:
+                        cval[i], cpart[i] = v, j
+        for t in range(nz):
+            touched[nzj[t]] = False
     return s, na, loc
 
 
@@ -180,10 +198,11 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext):
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, front_stats):
     """ln |Pf A| for the skew matrix A in CSR rows (nbr, val), eliminated along the postordered
-    dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic. -inf when
-    A is singular."""
+    dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic. Fills
+    front_stats[t] = (front size, fully summed, left over) when it has a row per tree node.
+    -inf when A is singular."""
     N = perm.shape[0]
     T = own_lo.shape[0]
     owner = np.empty(N, np.int64)
@@ -278,6 +297,8 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext)
                 if ext:
                     s_lo[vtop + a * n + b] = L[pa, order[b]]
         b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
+        if front_stats.shape[0] == T:
+            front_stats[t, 0], front_stats[t, 1], front_stats[t, 2] = f, k, nd
         nb += 1
         for a in range(f):
             pos[idx[a]] = -1
@@ -286,13 +307,14 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext)
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
-                     leaf_nodes: int = LEAF_NODES) -> float:
+                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
     keeps together (default: single nodes); coords: one (x, y) per group to steer the dissection
     (BFS distances when None); extended: double-double arithmetic (about 10x slower, 16 more
-    digits). Returns -inf when A is singular.
+    digits). front_stats: a list that receives an array of (front size, fully summed nodes,
+    delayed nodes) per front. Returns -inf when A is singular.
     """
     N = A.shape[0]
     if N == 0:
@@ -303,6 +325,10 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
     perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes)
-    return float(multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                                     csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                     float(u), bool(extended)))
+    stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
+    value = float(multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                                      csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
+                                      float(u), bool(extended), stats))
+    if front_stats is not None:
+        front_stats.append(stats)
+    return value
