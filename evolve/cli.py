@@ -14,6 +14,16 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+def task_arg(task_id: str):
+    """The task named on the command line, or a UsageError listing the known ones."""
+    from tasks.registry import get_task
+
+    try:
+        return get_task(task_id)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from evolve import cmd_bench, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_verify
 

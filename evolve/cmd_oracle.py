@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evolve.cli import UsageError
+from evolve.cli import UsageError, task_arg
 
 
 def register(sub) -> None:
@@ -30,12 +30,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from evaluators.oracles.base import NotApplicable
     from evaluators.oracles.registry import exact_log_z
-    from tasks.registry import get_task
 
-    try:
-        task = get_task(args.task)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
+    task = task_arg(args.task)
     try:
         task.check_size(args.n)
     except ValueError as exc:

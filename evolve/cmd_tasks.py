@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evolve.cli import UsageError
+from evolve.cli import UsageError, task_arg
 
 
 def register(sub) -> None:
@@ -14,20 +14,17 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from tasks.registry import all_tasks, get_task
+    from tasks.registry import all_tasks
 
     if args.action == "show":
         if not args.task:
             raise UsageError("`evolve tasks show` needs a task id")
-        try:
-            task = get_task(args.task)
-        except KeyError as exc:
-            raise UsageError(exc.args[0]) from None
+        task = task_arg(args.task)
         print(f"{task.id}: {task.title}  (tier {task.tier}; probe sizes {list(task.probe_sizes)})\n")
         print(task.description(args.variant))
         return 0
-    print(f"{'id':4}  {'tier':4}  {'gold class':20}  {'gold O':14}  {'probe n':12}  ladder n")
+    print(f"{'id':4}  {'tier':4}  {'gold class':22}  {'gold O':18}  {'probe n':12}  ladder n")
     for t in all_tasks():
-        print(f"{t.id:4}  {t.tier:<4}  {t.gold.tractable_class:20}  {t.gold.complexity:14}  "
+        print(f"{t.id:4}  {t.tier:<4}  {t.gold.tractable_class:22}  {t.gold.complexity:18}  "
               f"{','.join(map(str, t.probe_sizes)):12}  {','.join(map(str, t.ladder_sizes))}")
     return 0

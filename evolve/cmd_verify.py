@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evolve.cli import UsageError
+from evolve.cli import UsageError, task_arg
 
 
 def register(sub) -> None:
@@ -32,12 +32,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from evaluators.submission import SubmissionError, load_submission
     from evaluators.verify import VerifyOptions, verify
-    from tasks.registry import get_task
 
-    try:
-        task = get_task(args.task)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
+    task = task_arg(args.task)
     if args.timeout <= 0 or args.samples < 1:
         raise UsageError("--timeout must be positive and --samples at least 1")
     try:
