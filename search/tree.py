@@ -1,0 +1,131 @@
+"""The tree of judged programs for ERA-style tree search: flat PUCT selection and visit counts.
+
+Every judged program is a node whose parent is the program it was rewritten from (``None`` for
+a program written from scratch). Selection is a flat PUCT over all nodes, not a descent:
+
+    score(u) = rank(u) / (|T| - 1) + c * sqrt(N_total) / (|T| * (1 + n(u)))
+
+``rank(u)`` is u's position when nodes are ordered by their lexicographic program score
+(:func:`search.database.score_of`), 0 for the worst; programs with equal scores share the
+lower rank, and failed programs (status 0) all share rank 0 whatever their length. With one
+node the rank term is 1. ``n(u)`` counts the expansions of u and of its descendants
+(back-propagation: expanding u visits u and every ancestor), ``N_total`` counts expansions.
+Ties in the PUCT score go to the better program, then to the earlier one, so selection is a
+pure function of the tree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Node:
+    id: str
+    parent: str | None
+    score: tuple            # the lexicographic program score (bigger is better)
+    seq: int                # order of arrival
+    visits: int = 0         # n(u): expansions of u and its descendants
+
+    @property
+    def failed(self) -> bool:
+        return not self.score or float(self.score[0]) <= 0.0
+
+
+class Tree:
+    def __init__(self, exploration_c: float = 1.2):
+        if exploration_c < 0:
+            raise ValueError("exploration_c must be >= 0")
+        self.c = float(exploration_c)
+        self.nodes: dict[str, Node] = {}
+        self.total_visits = 0   # N_total
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    # -- growth -------------------------------------------------------------------------------
+    def add(self, node_id: str, parent: str | None, score) -> Node:
+        """A judged program; ``parent`` must be a node already in the tree (or None)."""
+        if node_id in self.nodes:
+            raise ValueError(f"node {node_id} is already in the tree")
+        if parent is not None and parent not in self.nodes:
+            raise KeyError(f"parent {parent} of {node_id} is not in the tree")
+        node = Node(node_id, parent, tuple(float(x) for x in score), len(self.nodes))
+        self.nodes[node_id] = node
+        return node
+
+    def visit(self, node_id: str) -> None:
+        """Back-propagate one expansion of ``node_id``: it and each ancestor gain a visit."""
+        self.total_visits += 1
+        cur: str | None = node_id
+        while cur is not None:
+            node = self.nodes[cur]
+            node.visits += 1
+            cur = node.parent
+
+    def ancestors(self, node_id: str) -> list[str]:
+        out, cur = [], self.nodes[node_id].parent
+        while cur is not None:
+            out.append(cur)
+            cur = self.nodes[cur].parent
+        return out
+
+    def depth(self, node_id: str) -> int:
+        return len(self.ancestors(node_id))
+
+    # -- selection ----------------------------------------------------------------------------
+    def ranks(self) -> dict[str, int]:
+        """rank(u) in [0, |T| - 1]: equal scores share the lower rank, failed nodes rank 0."""
+        def key(n: Node):
+            return (0,) if n.failed else (1, *n.score)
+
+        ordered = sorted(self.nodes.values(), key=key)
+        out: dict[str, int] = {}
+        prev, rank = None, 0
+        for pos, node in enumerate(ordered):
+            k = key(node)
+            if k != prev:
+                rank, prev = pos, k
+            out[node.id] = rank
+        return out
+
+    def puct(self) -> dict[str, float]:
+        """score(u) of every node."""
+        size = len(self.nodes)
+        if size == 0:
+            return {}
+        ranks = self.ranks()
+        explore = self.c * math.sqrt(self.total_visits) / size
+        return {nid: (ranks[nid] / (size - 1) if size > 1 else 1.0) + explore / (1 + node.visits)
+                for nid, node in self.nodes.items()}
+
+    def select(self, k: int) -> list[str]:
+        """The top ``k`` nodes by PUCT (ties: better program, then earlier); when the tree holds
+        fewer than ``k`` nodes the ranking is repeated from the top. Empty tree: []."""
+        if not self.nodes or k <= 0:
+            return []
+        values = self.puct()
+        ranks = self.ranks()
+        order = sorted(self.nodes, key=lambda nid: (-values[nid], -ranks[nid], self.nodes[nid].seq))
+        return [order[i % len(order)] for i in range(k)]
+
+    def best(self) -> str | None:
+        if not self.nodes:
+            return None
+        ranks = self.ranks()
+        return max(self.nodes, key=lambda nid: (ranks[nid], -self.nodes[nid].seq))
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {"exploration_c": self.c, "total_visits": self.total_visits,
+                "nodes": [{**asdict(n), "score": list(n.score)} for n in self.nodes.values()]}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "Tree":
+        tree = cls(state["exploration_c"])
+        tree.total_visits = int(state["total_visits"])
+        for d in sorted(state["nodes"], key=lambda d: d["seq"]):
+            node = tree.add(d["id"], d["parent"], d["score"])
+            node.visits = int(d["visits"])
+        return tree
