@@ -16,6 +16,7 @@ from evolve.plan import Replay
 from evolve.progress import Progress
 from evolve.run_store import RunStore
 from evolve.search_loop import IslandSearch
+from evolve.tree_search import TreeSearch
 from evolve.workers import EvaluatorWorker, ProposerWorker
 
 
@@ -57,14 +58,15 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
                       for _ in range(cfg.ray.num_evaluators)]
         actors = [db, *proposers, *evaluators]
         progress = progress or Progress(cfg.budgets)
-        search = IslandSearch(cfg, store, db, proposers, evaluators, progress)
+        search_class = {"islands": IslandSearch, "tree": TreeSearch}[cfg.strategy]
+        search = search_class(cfg, store, db, proposers, evaluators, progress)
         if state is not None:
             search.restore(state, replay or Replay())
         elif replay is not None:
             search.replay = replay
         store.set_status("running", **dataclasses.asdict(search.counters))
         store.log(f"search started on {'cluster ' + address if address else 'an embedded Ray cluster'}: "
-                  f"{cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
+                  f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
         try:
             reason = search.run()
         except KeyboardInterrupt:
