@@ -25,14 +25,14 @@ def task_arg(task_id: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evolve import cmd_bench, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_verify
+    from evolve import cmd_bench, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_tune, cmd_verify
 
     parser = argparse.ArgumentParser(
         prog="evolve",
         description="Discover and verify programs that compute partition functions exactly.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (cmd_launch, cmd_inspect, cmd_verify, cmd_oracle, cmd_tasks, cmd_perf, cmd_bench):
+    for module in (cmd_launch, cmd_inspect, cmd_verify, cmd_oracle, cmd_tasks, cmd_perf, cmd_bench, cmd_tune):
         module.register(sub)
     return parser
 

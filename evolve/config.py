@@ -75,17 +75,30 @@ class Database:
 
 
 @dataclass
+class TreeConfig:
+    exploration_c: float = 1.2           # c of the flat PUCT rule (strategy: tree)
+
+
+@dataclass
+class Tune:
+    params: dict = field(default_factory=dict)   # "section.key": {low, high, log} or {choices: [...]} (evolve tune)
+    objective: str = "evaluations_to_first_accept"   # evaluations_to_first_accept (minimised) | best_score (maximised)
+
+
+@dataclass
 class Config:
     task: str = "P04"
     variant: str = "canonical"           # canonical | paraphrased task description for LLM prompts
     seed: int = 0
-    strategy: str = "islands"            # islands (the tree strategy comes with issue 7)
+    strategy: str = "islands"            # islands | tree (ERA-style flat PUCT over all judged programs)
     budgets: Budgets = field(default_factory=Budgets)
     proposers: Proposers = field(default_factory=Proposers)
     evaluator: Evaluator = field(default_factory=Evaluator)
     database: Database = field(default_factory=Database)
     ray: RayConfig = field(default_factory=RayConfig)
     run: RunConfig = field(default_factory=RunConfig)
+    tree: TreeConfig = field(default_factory=TreeConfig)
+    tune: Tune = field(default_factory=Tune)
     llm: dict | None = None              # search.llm_config.LLMConfig fields (models, selection, retries, ...)
     prompts: dict | None = None          # search.prompt_builder.PromptConfig fields (hints, negative, ...)
 
@@ -93,7 +106,8 @@ class Config:
         return dataclasses.asdict(self)
 
 
-STRATEGIES = ("islands",)
+STRATEGIES = ("islands", "tree")
+OBJECTIVES = ("evaluations_to_first_accept", "best_score")
 SELECTIONS = ("softmax", "power_law", "weighted", "uniform")
 
 # (path, predicate, explanation) checked after types
@@ -126,6 +140,8 @@ _RANGES = [
     ("ray.evaluator_cpus", lambda c: c.ray.evaluator_cpus > 0, "must be positive"),
     ("ray.batch_size", lambda c: c.ray.batch_size >= 1, "must be at least 1"),
     ("run.checkpoint_interval", lambda c: c.run.checkpoint_interval >= 1, "must be at least 1"),
+    ("tree.exploration_c", lambda c: c.tree.exploration_c >= 0, "must be >= 0"),
+    ("tune.objective", lambda c: c.tune.objective in OBJECTIVES, f"must be one of {', '.join(OBJECTIVES)}"),
 ]
 
 
@@ -162,6 +178,13 @@ def _check_sections(cfg: Config) -> None:
         get_task(cfg.task)
     except KeyError as exc:
         raise ConfigError(f"config key `task`: {exc.args[0]}") from None
+    if cfg.tune.params:
+        from evolve.tune import parse_space
+
+        try:
+            parse_space(cfg.tune.params, cfg.to_dict())
+        except ValueError as exc:
+            raise ConfigError(f"config section `tune.params`: {exc}") from None
     if cfg.llm is not None:
         from search.llm_config import LLMConfig
 

@@ -1,0 +1,39 @@
+"""`evolve tune`: tune a search strategy's hyperparameters with Optuna (see evolve.tune)."""
+
+from __future__ import annotations
+
+from evolve.cli import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "tune", help="tune a strategy's hyperparameters with Optuna",
+        description="Run N trials, each a small search (the config's budgets) with hyperparameters sampled "
+                    "from the config's tune.params, scored by tune.objective. Trials run one after another on "
+                    "one Ray session. The study persists in its storage, so a rerun adds trials to it; the "
+                    "best parameters are written as a ready config next to the sqlite file.")
+    p.add_argument("config", help="YAML run config with a tune section, e.g. configs/p04.yaml")
+    p.add_argument("--trials", type=int, required=True, metavar="N", help="trials to add to the study")
+    p.add_argument("--storage", help="Optuna storage URL (default sqlite:///<run.root>/tune.db)")
+    p.add_argument("--study", help="study name (default <config stem>-<strategy>)")
+    p.add_argument("--address", help="join a Ray cluster ('auto' or 'ray://host:10001') instead of starting one")
+    p.set_defaults(run=run_tune)
+
+
+def run_tune(args) -> int:
+    from evolve.config import ConfigError
+    from evolve.tune import tune
+
+    if args.trials < 1:
+        raise UsageError("--trials must be at least 1")
+    try:
+        result = tune(args.config, args.trials, storage=args.storage, study_name=args.study, address=args.address)
+    except (ConfigError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"study {result.study} in {result.storage}: {result.trials} trials, {result.completed} completed")
+    if result.best_config is None:
+        print("no trial completed; no best config written")
+        return 1
+    print(f"best value {result.best_value:g} with {result.best_params}")
+    print(f"best config: {result.best_config}")
+    return 0
