@@ -61,31 +61,34 @@ def applicable_methods(model: IsingModel) -> dict[str, str | None]:
     return {name: m.applies(model) for name, m in METHODS.items()}
 
 
-def candidate_methods(model: IsingModel) -> tuple[list[str], dict[str, str]]:
-    """Applicable methods in order of preference, and the reasons the others do not apply."""
-    names: list[str] = []
-    reasons: dict[str, str] = {}
+def candidate_methods(model: IsingModel, reasons: dict[str, str] | None = None):
+    """Applicable methods in order of preference, lazily: a costly applicability test (planarity
+    of a huge graph, say) runs only when every cheaper method has been ruled out. The reasons
+    the skipped methods do not apply are collected into ``reasons``."""
+    reasons = {} if reasons is None else reasons
+    tried: set[str] = set()
     for name in _ORDER:
         if name == "brute_small":
             if model.n <= BRUTE_INSTANT_N and METHODS["brute"].applies(model) is None:
-                names.append("brute")
+                tried.add("brute")
+                yield "brute"
             continue
-        if name in names:
+        if name in tried:
             continue
+        tried.add(name)
         why = METHODS[name].applies(model)
         if why is None:
-            names.append(name)
+            yield name
         else:
             reasons[name] = why
-    return names, reasons
 
 
 def oracle_for(model: IsingModel) -> str:
     """Name of the cheapest exact method that applies to this model; TooLarge if none does."""
-    names, reasons = candidate_methods(model)
-    if not names:
-        raise TooLarge(_none_left(model, reasons))
-    return names[0]
+    reasons: dict[str, str] = {}
+    for name in candidate_methods(model, reasons):
+        return name
+    raise TooLarge(_none_left(model, reasons))
 
 
 def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
@@ -101,8 +104,8 @@ def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
         if why is not None:
             raise NotApplicable(f"method {method} does not apply: {why}")
         return _timed(method, model)
-    names, reasons = candidate_methods(model)
-    for name in names:
+    reasons: dict[str, str] = {}
+    for name in candidate_methods(model, reasons):
         try:
             return _timed(name, model)
         except TooLarge as exc:
