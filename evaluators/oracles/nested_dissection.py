@@ -14,9 +14,11 @@ from scipy.sparse.csgraph import shortest_path
 
 
 @njit(cache=True)
-def nested_dissection(coords, indptr, nbr, leaf_size):
-    """Recursive coordinate bisection. Returns (perm, own_lo, own_hi, n_child) with tree nodes
-    in postorder; tree node t owns perm[own_lo[t]:own_hi[t]], its subtree is contiguous in perm."""
+def nested_dissection(coords, group, indptr, nbr, leaf_size):
+    """Recursive coordinate bisection of the nodes; nodes of one group (same coordinates) land
+    on the same side of every cut, and the separator is the smaller side's nodes with an edge
+    across. Returns (perm, own_lo, own_hi, n_child) with tree nodes in postorder; tree node t
+    owns perm[own_lo[t]:own_hi[t]], its subtree is contiguous in perm."""
     N = coords.shape[0]
     perm = np.arange(N)
     side = np.full(N, -1, np.int64)
@@ -44,8 +46,13 @@ def nested_dissection(coords, indptr, nbr, leaf_size):
         ext0 = coords[seg, 0].max() - coords[seg, 0].min()
         ext1 = coords[seg, 1].max() - coords[seg, 1].min()
         axis = 0 if ext0 >= ext1 else 1
+        # stable sort: a group (equal coordinates, contiguous from the start) stays contiguous
         seg_sorted = seg[np.argsort(coords[seg, axis], kind="mergesort")]
         mid = n // 2
+        while 0 < mid < n and group[seg_sorted[mid]] == group[seg_sorted[mid - 1]]:
+            mid += 1
+        if mid == n:
+            mid = n // 2
         for i in range(n):
             side[seg_sorted[i]] = 0 if i < mid else 1
         # boundary of each half; the smaller one becomes the separator
@@ -139,21 +146,17 @@ def bfs_coordinates(G) -> np.ndarray:
 
 
 def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, leaf_nodes: int):
-    """Nested dissection of the graph of ``csr`` with node groups group_ptr[g]:group_ptr[g+1]
-    kept whole. Returns (perm, own_lo, own_hi, n_child) over nodes, tree nodes in postorder."""
+    """Nested dissection of the graph of ``csr`` whose cuts never pass through a group
+    group_ptr[g]:group_ptr[g+1] (separators are the nodes next to a cut, on one side).
+    ``coords``: one (x, y) per group, or None for BFS distances on the group graph.
+    Returns (perm, own_lo, own_hi, n_child) over nodes, tree nodes in postorder."""
     sizes = np.diff(group_ptr)
     group_of = np.repeat(np.arange(len(sizes)), sizes)
-    coo = csr.tocoo()
-    G = coo_array((np.ones(len(coo.row)), (group_of[coo.row], group_of[coo.col])),
-                  shape=(len(sizes), len(sizes))).tocsr()
-    G.sum_duplicates()
     if coords is None:
+        coo = csr.tocoo()
+        G = coo_array((np.ones(len(coo.row)), (group_of[coo.row], group_of[coo.col])),
+                      shape=(len(sizes), len(sizes))).tocsr()
         coords = bfs_coordinates(G)
-    leaf_groups = max(1, leaf_nodes // max(1, int(round(sizes.mean()))))
-    g_perm, g_lo, g_hi, n_child = nested_dissection(
-        np.ascontiguousarray(coords, dtype=np.float64), G.indptr.astype(np.int64),
-        G.indices.astype(np.int64), leaf_groups)
-    gs = sizes[g_perm]
-    perm = np.repeat(group_ptr[g_perm], gs) + np.arange(gs.sum()) - np.repeat(np.cumsum(gs) - gs, gs)
-    node_pos = np.concatenate([[0], np.cumsum(gs)])
-    return perm, node_pos[g_lo], node_pos[g_hi], n_child
+    node_coords = np.ascontiguousarray(np.repeat(coords, sizes, axis=0), dtype=np.float64)
+    return nested_dissection(node_coords, group_of.astype(np.int64), csr.indptr.astype(np.int64),
+                             csr.indices.astype(np.int64), int(leaf_nodes))

@@ -34,7 +34,7 @@ from numba import njit
 from evaluators.oracles.double_double import dd_add, dd_axpy2, dd_div
 from evaluators.oracles.nested_dissection import grouped_dissection
 
-PIVOT_THRESHOLD = 0.5
+PIVOT_THRESHOLD = 0.01  # as in HSL MA57; accuracy measured the same from 0.01 to 0.9
 LEAF_NODES = 48
 
 
