@@ -355,3 +355,20 @@ def test_long_strip_low_temperature_matches_row_transfer():
         Jv = rng.choice([-1.0, 1.0], (255, 16))
         ref = grid_row_transfer_log_z(beta * Jh, beta * Jv)
         assert close(planar_log_z(grid_model(Jh, Jv, beta)), ref, 1e-12)
+
+
+@pytest.mark.slow
+def test_p04_128_low_temperature_independent_of_elimination_order():
+    """Double-double results do not depend on the ordering or pivot threshold (float64 does, at
+    the 1e-10 level here): evidence of stability where no exact reference reaches."""
+    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+
+    m, _, _ = p04_model(128, 0, 8.0)
+    emb, K, _, _ = _setup(m, "low_t")
+    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    a = log_abs_pfaffian(A, unit_ptr, coords, extended=True)
+    b = log_abs_pfaffian(A, unit_ptr, coords, extended=True, u=0.5, leaf_nodes=24)
+    assert close(pre + a, pre + b, 1e-14)
+    assert close(planar_log_z(m), pre + a, 1e-15)

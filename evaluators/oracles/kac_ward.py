@@ -12,7 +12,9 @@ turns the determinant into the square of the even-subgraph sum of prod tanh K_e)
 Precision: the even-subgraph sum has signed terms when the model is frustrated, and at low
 temperature it is exponentially smaller than its terms, so float64 loses it (see
 ``evaluators.oracles.planar``); for unfrustrated models it is a ferromagnet up to a diagonal
-similarity of I - T and is stable at every beta.
+similarity of I - T and is stable at every beta. SuperLU on this complex matrix is fast to
+L = 32 (0.02 s) but its fill grows badly beyond (L = 64: 4 s, L = 256: 7 min), so this form is
+the independent cross-check, not the default.
 """
 
 from __future__ import annotations

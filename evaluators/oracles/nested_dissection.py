@@ -1,5 +1,6 @@
 """Fill-reducing orderings for the sparse skew Pfaffian: nested dissection by recursive
-coordinate bisection, on groups of nodes that must stay together.
+coordinate bisection, with cuts that never pass through a group of nodes (separators are the
+nodes next to a cut, on the side with fewer of them).
 
 Coordinates only steer the fill (any coordinates give the same Pfaffian, just slower); when a
 model has no geometry, two BFS distance fields serve as a rough 2D layout.
