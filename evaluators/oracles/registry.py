@@ -46,7 +46,7 @@ METHODS: dict[str, Method] = {
         Method("forest", "closed_forms", "forest_applies", "forest_log_z", "acyclic zero-field graph, Z = 2^n prod cosh(beta J), O(n)"),
         Method("kaufman", "kaufman", "kaufman_applies", "kaufman_log_z", "homogeneous torus, Kaufman's exact finite-size solution, O(L)"),
         Method("brute", "brute", "brute_applies", "brute_log_z", "Gray-code enumeration, O(2^n)"),
-        Method("planar", "planar", "planar_applies", "planar_log_z", "zero-field planar graphs, Kac-Ward determinant, sparse LU"),
+        Method("planar", "planar", "planar_applies", "planar_log_z", "zero-field planar graphs, dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T)"),
         Method("transfer_matrix", "transfer_matrix", "transfer_matrix_applies", "transfer_matrix_log_z", "site-by-site transfer matrix, O(n 2^width)"),
         Method("tensor_network", "tensor_network", "tensor_network_applies", "tensor_network_log_z", "tensor-network contraction (cotengra), O(n 2^width)"),
     )
