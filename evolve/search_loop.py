@@ -115,8 +115,7 @@ class IslandSearch:
             if rec is not None:
                 out[slot.id] = rec["candidate"]
                 continue
-            request = ray.get(self.db.request_for.remote(slot.island, [self.cfg.seed, slot.generation, slot.slot],
-                                                         self.cfg.database.num_inspirations))
+            request = self._parent_request(slot)
             request.update(kind=slot.kind, id=slot.id, generation=slot.generation, slot=slot.slot)
             if slot.kind == "llm":
                 request["negative"] = list(self.ledger.island(slot.island).block(self.policy).items)
@@ -126,7 +125,7 @@ class IslandSearch:
             done, _ = ray.wait(list(pending), num_returns=1)
             slot = pending.pop(done[0])
             cand = ray.get(done[0])
-            cand.update(generation=slot.generation, slot=slot.slot, island=slot.island)
+            cand.update(generation=slot.generation, slot=slot.slot, island=slot.island, **self._proposal_extra(slot))
             self.store.journal.append({"kind": "proposal", "candidate": cand})
             out[slot.id] = cand
             self._count_proposal(cand)
@@ -134,6 +133,15 @@ class IslandSearch:
             if slot.id in self.replay.proposals:
                 self._count_proposal(out[slot.id])
         return out
+
+    def _parent_request(self, slot: Slot) -> dict:
+        """{"parent": program dict or None, "inspirations": [...]} for one slot (strategies override)."""
+        return ray.get(self.db.request_for.remote(slot.island, [self.cfg.seed, slot.generation, slot.slot],
+                                                  self.cfg.database.num_inspirations))
+
+    def _proposal_extra(self, slot: Slot) -> dict:
+        """Strategy-specific fields journaled with each proposal."""
+        return {}
 
     def _count_proposal(self, cand: dict) -> None:
         c = self.counters

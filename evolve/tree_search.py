@@ -65,33 +65,12 @@ class TreeSearch(IslandSearch):
             if result is not None:
                 self._absorb(slot, candidates[slot.id], result)
 
-    def _propose(self, slots: list[Slot]) -> dict[str, dict]:
-        out: dict[str, dict] = {}
-        pending = {}
-        for i, slot in enumerate(slots):
-            rec = self.replay.proposals.get(slot.id)
-            if rec is not None:
-                out[slot.id] = rec["candidate"]
-                continue
-            parent = self._parents[slot.id]
-            request = {"parent": self.programs[parent] if parent is not None else None, "inspirations": [],
-                       "kind": slot.kind, "id": slot.id, "generation": slot.generation, "slot": slot.slot}
-            if slot.kind == "llm":
-                request["negative"] = list(self.ledger.island(0).block(self.policy).items)
-            worker = self.proposers[i % len(self.proposers)]
-            pending[worker.propose.remote(request)] = slot
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            slot = pending.pop(done[0])
-            cand = ray.get(done[0])
-            cand.update(generation=slot.generation, slot=slot.slot, island=0, tree_parent=self._parents[slot.id])
-            self.store.journal.append({"kind": "proposal", "candidate": cand})
-            out[slot.id] = cand
-            self._count_proposal(cand)
-        for slot in slots:
-            if slot.id in self.replay.proposals:
-                self._count_proposal(out[slot.id])
-        return out
+    def _parent_request(self, slot: Slot) -> dict:
+        parent = self._parents[slot.id]
+        return {"parent": self.programs[parent] if parent is not None else None, "inspirations": []}
+
+    def _proposal_extra(self, slot: Slot) -> dict:
+        return {"tree_parent": self._parents[slot.id]}
 
     def _absorb(self, slot: Slot, cand: dict, result: dict) -> None:
         verdict = result["verdict"]
