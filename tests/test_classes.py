@@ -10,7 +10,7 @@ from evaluators.checks.classes import (RULES, admissible, allowed_growth, check_
 from evaluators.checks.growth import Growth
 from tasks.base import CLASS_LABELS
 from tasks.registry import get_task
-from tasks.structure import family_structure
+from tasks.family import family_structure
 
 IDS = ("P01", "P02", "P03", "P04", "P05", "P06")
 POLY, EXP_SQRT, EXP = Growth("poly", 1.0), Growth("exp_sqrt", 1.0), Growth("exp", 1.0)

@@ -10,8 +10,8 @@ import pytest
 
 from tasks.model import IsingModel, Lattice
 from tasks.registry import get_task
-from tasks.structure import (analyse, family_structure, pair_gauge, term_gauge, vertex_separation,
-                             width_growth)
+from tasks.family import family_structure, width_growth
+from tasks.structure import analyse, pair_gauge, term_gauge, vertex_separation
 
 
 def task_model(task_id, n, seed=0, **override):

@@ -418,7 +418,7 @@ def test_malformed_parameters_raise_clear_errors(task_id, params, n, match):
     if t == "T13" else pytest.param(get_task(t), id=t) for t in V1_IDS])
 def test_gold_class_is_admissible(task):
     from evaluators.checks.classes import admissible
-    from tasks.structure import family_structure
+    from tasks.family import family_structure
 
     ok, reasons = admissible(task.gold.tractable_class, family_structure(task))
     assert ok, reasons

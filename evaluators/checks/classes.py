@@ -5,7 +5,7 @@ The paper (StatMechBench-v0) found agents that solve Z numerically yet misidenti
 class. Two checks, both in plain words:
 
 * ``admissible(label, family)`` -- the structural invariants of the task's instances across sizes
-  (:func:`tasks.structure.family_structure`) against what the class needs;
+  (:func:`tasks.family.family_structure`) against what the class needs;
 * ``method_agreement(label, measured, static_kinds)`` -- the code's measured time growth
   (:mod:`evaluators.checks.growth`) and the static-analysis evidence against what the class costs.
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from evaluators.checks.growth import KINDS, Growth
 from tasks.base import CLASS_LABELS
-from tasks.structure import FamilyStructure
+from tasks.family import FamilyStructure
 
 #: labels whose admissibility means a polynomial-time algorithm exists (transfer_matrix only with
 #: bounded pathwidth; exactly_solvable_other is derived from these)

@@ -18,7 +18,7 @@ from evaluators.sandbox import Sandbox
 from evaluators.submission import Submission
 from evaluators.verdict import Verdict
 from tasks.base import Task
-from tasks.structure import family_structure
+from tasks.family import family_structure
 
 Z_ONLY_MAX_N = 200  # a Z_efficient-only candidate overflows a float beyond a few hundred spins
 

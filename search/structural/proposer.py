@@ -1,7 +1,7 @@
 """The structural proposer: structure analysis -> plan -> program, with no language model.
 
 ``StructuralProposer(seed).propose(task, parent=None)`` reads the task's family of models through
-:func:`tasks.structure.family_structure` (chain, planarity, fields, widths, rank-one blocks,
+:func:`tasks.family.family_structure` (chain, planarity, fields, widths, rank-one blocks,
 lattice and boundary) and the task's reader, lists the templates that apply (``plans_for``),
 and writes the best plan as an ordinary self-contained candidate program: the template's source,
 the task's reader, the plan's options as a literal, and ``log_Z`` / ``Z_efficient`` on top. The
@@ -24,7 +24,7 @@ from search.candidate import Candidate
 from search.structural import readers
 from search.structural.templates import TEMPLATE_NAMES, Claims, all_templates, default_options, get_template
 from tasks.base import Task
-from tasks.structure import FamilyStructure, family_structure
+from tasks.family import FamilyStructure, family_structure
 
 PROPOSER = "structural"
 #: probability that a mutation changes an option of the parent's template rather than the template
@@ -67,7 +67,7 @@ class TaskView:
 
 
 def build_view(task: Task, seed: int = 0) -> TaskView:
-    """Analyse the task's family (cached by tasks.structure) and run its reader at the probe sizes."""
+    """Analyse the task's family (cached by tasks.family) and run its reader at the probe sizes."""
     fam = family_structure(task, seed=seed)
     outs = [readers.read(task, task.probe_params(n, seed, 0), n) for n in task.probe_sizes]
     rank_one = any(len(o[3]) for o in outs)
