@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
+from tasks.lattices import grid_gauge, open_grid_edges
 from tasks.model import IsingModel, Lattice
 
 
@@ -58,23 +59,17 @@ def _read(params, n):
         }
 
     def gauge(self, params, signs):
-        L = len(params["Jv"][0]) if params["Jv"] else 1
-        g = np.asarray(signs, dtype=float).reshape(L, L)
-        Jh = np.asarray(params["Jh"], dtype=float) * g[:, :-1] * g[:, 1:]
-        Jv = np.asarray(params["Jv"], dtype=float) * g[:-1, :] * g[1:, :]
-        return {**params, "Jh": Jh.tolist(), "Jv": Jv.tolist()}
+        L = len(params["Jh"])
+        return grid_gauge(params, signs, L, L)
 
     def to_model(self, params, n):
         L = square_side(self.id, n, 2)
         beta = get_float(params, "beta")
         Jh = get_array(params, "Jh", (L, L - 1), pm_one=True)
         Jv = get_array(params, "Jv", (L - 1, L), pm_one=True)
-        r, c = np.divmod(np.arange(n), L)
-        h_sites = (r * L + c)[c < L - 1]          # row-major over (r, c<L-1): matches Jh.ravel()
-        v_sites = (r * L + c)[r < L - 1]          # row-major over (r<L-1, c): matches Jv.ravel()
-        edges = np.concatenate([np.stack([h_sites, h_sites + 1], 1), np.stack([v_sites, v_sites + L], 1)])
+        right, down = open_grid_edges(L, L)
         J = np.concatenate([Jh.ravel(), Jv.ravel()])
-        return IsingModel.from_arrays(n, beta, edges, J, lattice=Lattice(L, L))
+        return IsingModel.from_arrays(n, beta, np.concatenate([right, down]), J, lattice=Lattice(L, L))
 
 
 TASK = PlanarGridGlass()

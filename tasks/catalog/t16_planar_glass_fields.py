@@ -4,7 +4,8 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
-from tasks.catalog._v1_common import V1_CITATION, grid_gauge, open_grid_edges
+from tasks.catalog._v1_common import V1_CITATION
+from tasks.lattices import grid_gauge, open_grid_edges
 from tasks.model import IsingModel, Lattice
 
 
