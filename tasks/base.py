@@ -34,6 +34,30 @@ STATMECHBENCH_CITATION = (
 
 
 @dataclass(frozen=True)
+class Quantity:
+    """What a task's function returns (the verifier compares this, and runs only the checks named).
+
+    The default is the partition function Z; a candidate may define ``log_Z`` returning its natural
+    log. A task whose quantity is not Z (a decoding probability, a disorder-averaged energy)
+    declares its own: ``positive`` quantities are compared as relative errors through their logs
+    (so ``log_Z`` may return the log of the quantity), the others as |x - x_ref| / |x_ref|.
+    """
+
+    name: str = "Z"
+    description: str = "the partition function Z = sum_s exp(-beta H(s))"
+    positive: bool = True
+    #: physical assertions that hold for this quantity (evaluators/checks/physics.py); None = all of them
+    assertions: tuple[str, ...] | None = None
+
+    @property
+    def is_partition_function(self) -> bool:
+        return self.name == "Z"
+
+
+PARTITION_FUNCTION = Quantity()
+
+
+@dataclass(frozen=True)
 class Gold:
     """The answer key. Never shown to proposers."""
 
@@ -59,8 +83,12 @@ class Task(ABC):
     #: sizes beyond the probes, checked against exact oracles (the promotion ladder)
     ladder_sizes: tuple[int, ...] = ()
     citation: str = STATMECHBENCH_CITATION
-    #: the candidate's function returns Z (log Z when it defines log_Z)
-    quantity: str = "Z"
+    #: what the candidate's function returns: Z (log Z from log_Z) unless the task declares another
+    quantity: Quantity = PARTITION_FUNCTION
+    #: bonds drawn on the Nishimori line tanh(beta J) = 1 - 2p (admits the rbim_nishimori class)
+    nishimori_line: bool = False
+    #: the task's formula as a structured expression (tasks/formula.py), for generated paraphrases
+    formula = None
     #: n = L * L on a square lattice, so "L" in a complexity claim means sqrt(n)
     square_lattice: bool = False
 
@@ -77,6 +105,13 @@ class Task(ABC):
         """Raise ValueError if n is not a size this task is defined for."""
         if n < 2:
             raise ValueError(f"{self.id}: n must be at least 2, got {n}")
+
+    def own_reference(self, params: dict, n: int, method: str | None) -> tuple[float, str] | None:
+        """The task's own exact value of its quantity as (value, method name), or None to evaluate
+        ``to_model`` with the model oracles (the default). The value is the natural log of the
+        quantity when ``quantity.positive``, else the quantity itself. ``method`` is the oracle asked
+        for ("brute" at the probe sizes, None for the best one)."""
+        return None
 
     # -- parameter transforms used by the physical assertions -------------------------------
     def with_beta(self, params: dict, beta: float) -> dict:
