@@ -49,7 +49,8 @@ class FamilyStructure:
     gauge_uniform: bool                 # every instance's signs are gauge-equivalent to ferromagnetic
     disorder: str                       # "uniform" (equal couplings) | "gauge" (removable) | "frustrated"
     uniform_magnitude: bool             # one |J| within each instance
-    nishimori: bool = False             # bonds drawn on the Nishimori line (hook for tier-2 tasks)
+    nishimori: bool = False             # bonds drawn on the Nishimori line (the task says so: Task.nishimori_line)
+    independent_terms: bool = False     # every instance's terms own private spins (a product after a change of variables)
     structures: tuple[Structure, ...] = field(default=(), compare=False, repr=False)
 
 
@@ -81,9 +82,13 @@ def default_sizes(task, max_n: int = DEFAULT_MAX_N) -> tuple[int, ...]:
 _FAMILY_CACHE: dict[tuple, FamilyStructure] = {}
 
 
-def family_structure(task, sizes=None, seed: int = 0, nishimori: bool = False) -> FamilyStructure:
+def family_structure(task, sizes=None, seed: int = 0, nishimori: bool | None = None) -> FamilyStructure:
     """Analyse ``task.to_model(task.probe_params(n, seed, 0), n)`` for each size (default:
-    :func:`default_sizes`) and summarise. Cached by (task, sizes, seed)."""
+    :func:`default_sizes`) and summarise. Cached by (task, sizes, seed). Whether the bonds lie on
+    the Nishimori line is not visible in one instance: it comes from ``task.nishimori_line``
+    unless ``nishimori`` overrides it."""
+    if nishimori is None:
+        nishimori = bool(getattr(task, "nishimori_line", False))
     sizes = default_sizes(task) if sizes is None else tuple(sorted({int(n) for n in sizes}))
     if not sizes:
         raise ValueError(f"{task.id}: no sizes to analyse")
@@ -107,7 +112,8 @@ def family_structure(task, sizes=None, seed: int = 0, nishimori: bool = False) -
         chain=all(s.is_chain for s in ss), bounded_degree=len({s.max_degree for s in ss}) == 1,
         rank_one=all(s.rank_one for s in ss), gauge_uniform=gauge_all,
         disorder="uniform" if all(s.uniform_couplings for s in ss) else "gauge" if gauge_all else "frustrated",
-        uniform_magnitude=all(s.uniform_magnitude for s in ss), nishimori=bool(nishimori), structures=ss,
+        uniform_magnitude=all(s.uniform_magnitude for s in ss), nishimori=bool(nishimori),
+        independent_terms=all(s.independent_terms for s in ss), structures=ss,
     )
     _FAMILY_CACHE[key] = fam
     return fam

@@ -23,6 +23,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from tasks.model import IsingModel, Lattice
+from tasks.term_independence import peels_to_nothing
 
 #: above these sizes the networkx routines (pure Python) are skipped
 PLANARITY_MAX_NODES = 2048
@@ -65,6 +66,8 @@ class Structure:
     uniform_couplings: bool         # every pair coupling equal (sign included)
     gauge_uniform: bool             # some s_i -> g_i s_i makes every term of order >= 2 positive
     rank_one: bool                  # Mattis: one rank-one block with a +-1 vector, no terms of order >= 2
+    #: the terms (fields, pairs, k-spin) are independent: tau_k = prod_{i in S_k} s_i are free variables
+    independent_terms: bool = False
     #: the gauge g in {-1, +1}^n (int8) when gauge_uniform, else None
     gauge: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -366,6 +369,9 @@ def analyse(model: IsingModel) -> Structure:
     else:
         gauge = pair_gauge(n, pair_edges, J)
     listed, count = _magnitudes(np.abs(J))
+    fields = np.flatnonzero(model.fields) if ir.has_fields else np.zeros(0, dtype=np.int64)
+    independent = not model.rank_one and peels_to_nothing(
+        n, [(int(i),) for i in fields] + [tuple(e) for e in pair_edges.tolist()] + [t for t, _ in ir.higher])
     return Structure(
         n=n, n_couplings=len(J), n_edges=m, max_order=ir.max_order, has_fields=ir.has_fields,
         n_components=int(n_comp), max_degree=max_deg,
@@ -375,5 +381,5 @@ def analyse(model: IsingModel) -> Structure:
         nn_lattice=nn, torus=torus, treewidth=int(tw), pathwidth=int(pw),
         coupling_magnitudes=listed, n_coupling_magnitudes=count, uniform_magnitude=count <= 1,
         uniform_couplings=len(J) == 0 or bool(np.all(J == J[0])), gauge_uniform=gauge is not None,
-        rank_one=False, gauge=gauge,
+        rank_one=False, independent_terms=independent, gauge=gauge,
     )

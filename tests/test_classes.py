@@ -105,10 +105,33 @@ def test_rbim_nishimori_needs_the_nishimori_line(fam):
 
 
 def test_exactly_solvable_other(fam):
-    for tid in ("P01", "P02", "P03", "P04", "P05"):
+    for tid in ("P02", "P03", "P04", "P05"):
         ok, reasons = admissible("exactly_solvable_other", fam[tid])
         assert ok and "name its class" in reasons[0]
     assert not admissible("exactly_solvable_other", fam["P06"])[0]
+    # the open zero-field chain is a product after tau_i = s_i s_{i+1}: admitted by that rule first
+    ok, reasons = admissible("exactly_solvable_other", fam["P01"])
+    assert ok and "private spin" in reasons[0]
+
+
+def test_independent_terms_admit_the_plaquette_change_of_variables():
+    """T13's four-spin plaquettes each own a corner spin after peeling: Z is a product, so
+    exactly_solvable_other is admitted and no_efficient_known undersells it."""
+    f = family_structure(get_task("T13"))
+    assert f.independent_terms and f.max_order == 4
+    assert admissible("exactly_solvable_other", f)[0]
+    ok, reasons = admissible("no_efficient_known", f)
+    assert not ok and "independent term products" in reasons[0]
+
+
+def test_peeling_tells_independent_terms_from_dependent_ones():
+    from tasks.term_independence import peels_to_nothing
+
+    assert peels_to_nothing(4, [(0, 1), (1, 2), (2, 3)])             # open chain: tree edges
+    assert not peels_to_nothing(4, [(0, 1), (1, 2), (2, 3), (3, 0)])  # ring: the product of all bonds is 1
+    assert not peels_to_nothing(3, [(0,), (0, 1), (1,)])              # s0 * (s0 s1) * s1 = 1
+    assert peels_to_nothing(9, [(0, 1, 3, 4), (1, 2, 4, 5), (3, 4, 6, 7), (4, 5, 7, 8)])  # 3x3 plaquettes
+    assert not peels_to_nothing(2, [(0,), (1,), (0, 1)])             # more terms than spins
 
 
 def test_transfer_matrix_on_a_2d_family_with_fields_is_not_polynomial(fam):

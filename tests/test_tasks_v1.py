@@ -411,11 +411,7 @@ def test_malformed_parameters_raise_clear_errors(task_id, params, n, match):
 # -- class admissibility ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("task", [
-    pytest.param(get_task(t), id=t, marks=pytest.mark.xfail(
-        strict=True, reason="evaluators/checks/classes.py has no rule for independent multi-spin terms "
-                            "(the plaquette change of variables), so no polynomial class is admitted"))
-    if t == "T13" else pytest.param(get_task(t), id=t) for t in V1_IDS])
+@pytest.mark.parametrize("task", [pytest.param(get_task(t), id=t) for t in V1_IDS])
 def test_gold_class_is_admissible(task):
     from evaluators.checks.classes import admissible
     from tasks.family import family_structure
@@ -449,10 +445,7 @@ def test_reference_candidates_are_accepted(name, sandbox):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="class check: no rule admits the plaquette change "
-                                                                "of variables (see test_gold_class_is_admissible)"))
-    if n.startswith("t13") else n for n in sorted(CLAIMS)])
+@pytest.mark.parametrize("name", sorted(CLAIMS))
 def test_reference_candidates_pass_the_full_cascade(name, sandbox):
     """Ladder, complexity audit, class consistency and physical assertions (about 80 s for all ten)."""
     v = verify(get_task(CLAIMS[name]["task"]), claims_submission(name), VerifyOptions(samples=2), sandbox)

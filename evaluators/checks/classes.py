@@ -24,11 +24,14 @@ gauge                       non-trivial disorder removable by s_i -> g_i s_i pol
                             tractable gauged model                           transfer matrix)
 percolation                 never: it names a universality class, not an     (no algorithm to compare)
                             algorithm for Z
-rbim_nishimori              bonds on the Nishimori line (family.nishimori)   poly
+rbim_nishimori              bonds on the Nishimori line (family.nishimori)   poly, or exp(sqrt n) when the
+                                                                             mapped model is 2D (2^L rows)
 treewidth_bounded           treewidth bounded across sizes (a junction tree  poly (O(2^k n) with k fixed)
                             at treewidth ~ sqrt(n) is exp(sqrt n))
-exactly_solvable_other      some polynomial class applies (the named class   poly
-                            itself cannot be verified here)
+exactly_solvable_other      independent terms (each owns a private spin: a   poly
+                            change of variables makes Z a product), or some
+                            polynomial class applies (the named class itself
+                            cannot be verified here)
 no_efficient_known          no polynomial class of the library applies       anything (honest brute force)
 ==========================  ===============================================  =============================
 """
@@ -195,6 +198,10 @@ def polynomial_classes(family: FamilyStructure) -> list[str]:
 
 
 def _exactly_solvable_other(f: FamilyStructure):
+    if f.independent_terms:
+        return True, ["every term owns a private spin (the terms peel off one by one), so the term products "
+                      "tau_k = prod s_i are independent variables and Z = 2^(n-m) prod_k 2 cosh(beta w_k): "
+                      "an exact change of variables outside the library's named classes"]
     poly = polynomial_classes(f)
     if poly:
         return True, [f"a polynomial class applies ({', '.join(poly)}); 'exactly_solvable_other' must name its class "
@@ -204,7 +211,7 @@ def _exactly_solvable_other(f: FamilyStructure):
 
 
 def _no_efficient_known(f: FamilyStructure):
-    poly = polynomial_classes(f)
+    poly = polynomial_classes(f) + (["a change of variables to independent term products"] if f.independent_terms else [])
     if poly:
         return False, [f"a polynomial class of the library applies ({', '.join(poly)}), so 'no_efficient_known' "
                        "undersells the problem"]
@@ -248,6 +255,8 @@ def allowed_growth(label: str, family: FamilyStructure | None = None) -> str | N
         return "poly" if family.pathwidth_growth == "bounded" else "exp"
     if label == "gauge" and family is not None and _gauge(family)[0] and not _gauged_route(family)[1]:
         return "exp_sqrt"                 # the gauged model needs a 2D transfer matrix
+    if label == "rbim_nishimori" and (family is None or family.pathwidth_growth == "sqrt"):
+        return "exp_sqrt"                 # the mapped 2D random-bond model may be swept by a transfer matrix
     return "poly"
 
 
