@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -41,6 +42,13 @@ def _read(params, n):
     positions = np.stack([np.arange(n), np.zeros(n)], 1).astype(np.float64)
     return edges, J, np.zeros(n), [], positions
 """
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("J", "a real number")),
+        terms=(term("J * s[i] * s[i + 1]", ("i", "0", "n - 2")),),
+        size_note="n >= 2",
+    )
 
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "J": float(rng.uniform(-1.5, 1.5))}

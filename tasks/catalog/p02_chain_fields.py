@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -39,6 +40,13 @@ def _read(params, n):
     positions = np.stack([np.arange(n), np.zeros(n)], 1).astype(np.float64)
     return edges, J, h, [], positions
 """
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("J", "a real number"), Param("h", "a list of n real numbers")),
+        terms=(term("J * s[i] * s[i + 1]", ("i", "0", "n - 2")), term("h[i] * s[i]", ("i", "0", "n - 1"))),
+        size_note="n >= 2",
+    )
 
     def sample_params(self, rng, n):
         return {

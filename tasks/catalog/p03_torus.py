@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta, square_side
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -50,6 +51,15 @@ def _read(params, n):
     J = np.full(len(edges), float(params["J"]))
     return edges, J, np.zeros(n), [], None
 """
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("J", "a real number > 0")),
+        terms=(term("J * s[r][c] * s[r][(c + 1) % L]", ("r", "0", "L - 1"), ("c", "0", "L - 1")),
+               term("J * s[r][c] * s[(r + 1) % L][c]", ("r", "0", "L - 1"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 3",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 3)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
+from tasks.formula import Derived, Formula, Param, term
 from tasks.lattices import grid_gauge, open_grid_edges
 from tasks.model import IsingModel, Lattice
 
@@ -46,6 +47,16 @@ def _read(params, n):
     positions = np.stack([c, -r], 1).astype(np.float64)
     return edges, J, np.zeros(n), [], positions
 """
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("Jh", "an L x (L-1) nested list of values in {-1, +1}"),
+                Param("Jv", "an (L-1) x L nested list of values in {-1, +1}")),
+        terms=(term("Jh[r][c] * s[r][c] * s[r][c + 1]", ("r", "0", "L - 1"), ("c", "0", "L - 2")),
+               term("Jv[r][c] * s[r][c] * s[r + 1][c]", ("r", "0", "L - 2"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 2",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 2)

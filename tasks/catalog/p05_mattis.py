@@ -3,6 +3,7 @@
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -32,6 +33,13 @@ def _read(params, n):
     xi = np.asarray(params["xi"], dtype=np.float64).reshape(n)
     return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(n), [(xi, 1.0)], None
 """
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("xi", "a list of n values in {-1, +1}")),
+        terms=(term("xi[i] * xi[j] * s[i] * s[j]", ("i", "0", "n - 1"), ("j", "i + 1", "n - 1")),),
+        size_note="n >= 2",
+    )
 
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "xi": rng.choice([-1.0, 1.0], size=n).tolist()}

@@ -4,6 +4,7 @@ import networkx as nx
 import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -35,6 +36,16 @@ def _read(params, n):
     J = np.asarray(params["J"], dtype=np.float64).reshape(len(edges))
     return edges, J, np.zeros(n), [], None
 """
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"),
+                Param("edges", "a list of m pairs [a, b] of distinct indices in 0..n-1; every index is in exactly three pairs"),
+                Param("J", "a list of m values in {-1, +1}")),
+        terms=(term("J[k] * s[edges[k][0]] * s[edges[k][1]]", ("k", "0", "m - 1")),),
+        derived=(Derived("m", "len(edges)"),),
+        size_note="n is even and n >= 4; m = 3n/2 is the number of pairs in $edges",
+    )
 
     def check_size(self, n):
         if n < 4 or n % 2:

@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -32,6 +33,13 @@ in time polynomial in n."""
     gold = Gold("transfer_matrix", "O(n)")
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("J", "a real number"), Param("h", "a list of n real numbers")),
+        terms=(term("J * s[i] * s[(i + 1) % n]", ("i", "0", "n - 1")), term("h[i] * s[i]", ("i", "0", "n - 1"))),
+        size_note="n >= 3",
+    )
 
     def check_size(self, n):
         if n < 3:

@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.lattices import grid_gauge, open_grid_edges
 from tasks.model import IsingModel, Lattice
 
@@ -48,6 +49,17 @@ in time polynomial in n."""
     gold = Gold("transfer_matrix", "O(n)")   # O(n 2^W) with the width W = 3 fixed
     probe_sizes = (6, 12, 15)
     ladder_sizes = (90, 900, 3000, 9000)
+
+    formula = Formula(
+        shape=("3", "L"),
+        params=(Param("beta", "a real number"), Param("Jh", "a 3 x (L-1) nested list of real numbers"),
+                Param("Jv", "a 2 x L nested list of real numbers"), Param("h", "a 3 x L nested list of real numbers")),
+        terms=(term("Jh[r][c] * s[r][c] * s[r][c + 1]", ("r", "0", "2"), ("c", "0", "L - 2")),
+               term("Jv[r][c] * s[r][c] * s[r + 1][c]", ("r", "0", "1"), ("c", "0", "L - 1")),
+               term("h[r][c] * s[r][c]", ("r", "0", "2"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "n // 3"),),
+        size_note="n = 3*L with L >= 2",
+    )
 
     def check_size(self, n):
         strip_length(self.id, n)

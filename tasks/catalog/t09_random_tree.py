@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -65,6 +66,15 @@ in time polynomial in n."""
     #: the registry's exact method for trees with fields is the transfer matrix along a greedy order,
     #: which it builds only up to n = 1500 (beyond, reverse Cuthill-McKee gives frontiers of hundreds)
     ladder_sizes = (100, 300, 1000, 1500)
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("parent", "a list of n integers: $parent[0] = -1, every other entry is another index in "
+                                       "0..n-1, and following $parent from any index ends at 0"),
+                Param("J", "a list of n-1 real numbers"), Param("h", "a list of n real numbers")),
+        terms=(term("J[i - 1] * s[i] * s[parent[i]]", ("i", "1", "n - 1")), term("h[i] * s[i]", ("i", "0", "n - 1"))),
+        size_note="n >= 2",
+    )
 
     def sample_params(self, rng, n):
         self.check_size(n)

@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -31,6 +32,14 @@ in time polynomial in n."""
     gold = Gold("exactly_solvable_other", "O(n)")
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("J", "a real number"), Param("h", "a real number")),
+        terms=(term("J / n * s[i] * s[j]", ("i", "0", "n - 1"), ("j", "i + 1", "n - 1")),
+               term("h * s[i]", ("i", "0", "n - 1"))),
+        size_note="n >= 2",
+    )
 
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "J": float(rng.uniform(0.2, 2.0)), "h": float(rng.uniform(-0.5, 0.5))}

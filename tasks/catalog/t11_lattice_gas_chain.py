@@ -5,6 +5,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -34,6 +35,14 @@ in time polynomial in n."""
     gold = Gold("transfer_matrix", "O(n)")
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("eps", "a real number"), Param("mu", "a real number")),
+        terms=(term("eps * s[i] * s[i + 1]", ("i", "0", "n - 2")), term("mu * s[i]", ("i", "0", "n - 1"))),
+        size_note="n >= 2",
+        domain="01",
+    )
 
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "eps": float(rng.uniform(0.2, 2.0)), "mu": float(rng.uniform(-2.0, 1.0))}

@@ -6,6 +6,7 @@ import numpy as np
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
 from tasks.catalog._v1_common import V1_CITATION
 from tasks.catalog.p03_torus import torus_edges
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -37,6 +38,17 @@ in time polynomial in n."""
     gold = Gold("gauge", "O(n)")   # the gauge pass; Kaufman's formula for the gauged torus is O(L)
     probe_sizes = (9, 16)
     ladder_sizes = (25, 36, 64, 100, 144)
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("J", "a real number > 0"), Param("xi", "a list of n values in {-1, +1}")),
+        terms=(term("J * xi[r * L + c] * xi[r * L + (c + 1) % L] * s[r][c] * s[r][(c + 1) % L]",
+                    ("r", "0", "L - 1"), ("c", "0", "L - 1")),
+               term("J * xi[r * L + c] * xi[(r + 1) % L * L + c] * s[r][c] * s[(r + 1) % L][c]",
+                    ("r", "0", "L - 1"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 3",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 3)

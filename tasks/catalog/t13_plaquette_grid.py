@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -43,6 +44,15 @@ in time polynomial in n."""
     probe_sizes = (9, 16)
     #: the registry's exact method for four-spin terms is the transfer matrix (frontier L + 1)
     ladder_sizes = (36, 64, 144, 256)
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("K", "an (L-1) x (L-1) nested list of real numbers")),
+        terms=(term("K[r][c] * s[r][c] * s[r][c + 1] * s[r + 1][c] * s[r + 1][c + 1]",
+                    ("r", "0", "L - 2"), ("c", "0", "L - 2")),),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 2",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 2)

@@ -4,6 +4,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_float, sample_beta, square_side
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
@@ -55,6 +56,16 @@ in time polynomial in n."""
     gold = Gold("pfaffian", "O(n^1.5)")
     probe_sizes = (9, 16)
     ladder_sizes = (64, 256, 1024, 4096, 16384)
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("J", "a real number > 0")),
+        terms=(term("-J * s[r][c] * s[r][c + 1]", ("r", "0", "L - 1"), ("c", "0", "L - 2")),
+               term("-J * s[r][c] * s[r + 1][c]", ("r", "0", "L - 2"), ("c", "0", "L - 1")),
+               term("-J * s[r][c] * s[r + 1][c + 1]", ("r", "0", "L - 2"), ("c", "0", "L - 2"))),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 2",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 2)

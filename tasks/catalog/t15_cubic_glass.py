@@ -5,6 +5,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -55,6 +56,18 @@ exp( beta * sum_{a<L-1, b, c} Jx[a][b][c] * x[a][b][c] * x[a+1][b][c]
     gold = Gold("no_efficient_known", "O(n 2^(n^(2/3)))")   # a slab transfer matrix over 2^(L^2) states
     probe_sizes = (8,)
     ladder_sizes = (27, 64, 125)
+
+    formula = Formula(
+        shape=("L", "L", "L"),
+        params=(Param("beta", "a real number"), Param("Jx", "an (L-1) x L x L nested list of values in {-1, +1}"),
+                Param("Jy", "an L x (L-1) x L nested list of values in {-1, +1}"),
+                Param("Jz", "an L x L x (L-1) nested list of values in {-1, +1}")),
+        terms=(term("Jx[a][b][c] * s[a][b][c] * s[a + 1][b][c]", ("a", "0", "L - 2"), ("b", "0", "L - 1"), ("c", "0", "L - 1")),
+               term("Jy[a][b][c] * s[a][b][c] * s[a][b + 1][c]", ("a", "0", "L - 1"), ("b", "0", "L - 2"), ("c", "0", "L - 1")),
+               term("Jz[a][b][c] * s[a][b][c] * s[a][b][c + 1]", ("a", "0", "L - 1"), ("b", "0", "L - 1"), ("c", "0", "L - 2"))),
+        derived=(Derived("L", "round(n ** (1 / 3))"),),
+        size_note="n = L*L*L with L >= 2",
+    )
 
     def check_size(self, n):
         cube_side(self.id, n)

@@ -5,6 +5,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.lattices import grid_gauge, open_grid_edges
 from tasks.model import IsingModel, Lattice
 
@@ -38,6 +39,18 @@ exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
     gold = Gold("no_efficient_known", "O(n 2^L)")   # a row transfer matrix: exp(sqrt n), not polynomial
     probe_sizes = (9, 16)
     ladder_sizes = (36, 64, 144, 256)
+
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("Jh", "an L x (L-1) nested list of values in {-1, +1}"),
+                Param("Jv", "an (L-1) x L nested list of values in {-1, +1}"),
+                Param("h", "an L x L nested list of real numbers")),
+        terms=(term("Jh[r][c] * s[r][c] * s[r][c + 1]", ("r", "0", "L - 1"), ("c", "0", "L - 2")),
+               term("Jv[r][c] * s[r][c] * s[r + 1][c]", ("r", "0", "L - 2"), ("c", "0", "L - 1")),
+               term("h[r][c] * s[r][c]", ("r", "0", "L - 1"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "isqrt(n)"),),
+        size_note="n = L*L with L >= 2",
+    )
 
     def check_size(self, n):
         square_side(self.id, n, 2)
