@@ -60,10 +60,11 @@ class Paraphrase:
 
 def paraphrase(task: Task, seed: int) -> Paraphrase:
     """The seed-th generated description of ``task`` (same seed, same text)."""
+    if not task.quantity.is_partition_function:
+        raise ValueError(f"{task.id} has no formula to paraphrase: its quantity is {task.quantity.name}, not a "
+                         "partition function Z, and generated paraphrases are written for Z only")
     if task.formula is None:
         raise ValueError(f"{task.id} has no formula (tasks/formula.py), so no paraphrase can be generated")
-    if not task.quantity.is_partition_function:
-        raise ValueError(f"{task.id} asks for {task.quantity.name}, not Z; paraphrases are written for Z only")
     rng = np.random.default_rng([int(seed), zlib.crc32(task.id.encode())])
     formula: Formula = task.formula
     names = _renaming(formula, rng)
@@ -104,7 +105,8 @@ def describe(task: Task, formula: Formula, rng: np.random.Generator | None = Non
         lines.append(f"  {p.name:<{width}} = params[\"{p.key}\"], {formula.fill(p.about)}")
     style = pick(["sub", "words"])
     ends = "sum_{i=a}^{b}" if style == "sub" else "a sum over i = a..b"
-    lines.append(pick(["Define", "Let"]) + f" (all indices start at 0; {ends} includes both ends):")
+    lines.append(pick(["Define", "Let"]) + f" (indices start at 0, {ends} includes both ends, and index "
+                 "arithmetic is Python's: % is the remainder):")
     lines.append(formula.exponent_text(function, style))
     lines.append("Write a Python function\n"
                  "def Z_efficient(params: dict, n: int) -> float:\n"

@@ -13,6 +13,7 @@ from scipy.special import logsumexp
 
 from evaluators.oracles.naive import naive_log_z
 from evolve.cli import main
+from tasks.base import Quantity
 from tasks.formula import Formula, Param, term
 from tasks.paraphrase import paraphrase
 from tasks.registry import all_tasks, get_task
@@ -127,6 +128,10 @@ def test_a_task_without_a_formula_is_refused():
     bare.formula = None
     with pytest.raises(ValueError, match="no formula"):
         paraphrase(bare, 0)
+    decoding = type(task)()
+    decoding.quantity = Quantity(name="P_class", description="a class probability")
+    with pytest.raises(ValueError, match="not a partition function"):
+        paraphrase(decoding, 0)
 
 
 # -- the numeric check can fail -----------------------------------------------------------------------
