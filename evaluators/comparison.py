@@ -15,17 +15,25 @@ REL_TOL = 1e-6
 ROUNDOFF_PER_LOG_Z = 1e-11
 
 
-def relative_error(value: float | None, reference_log_z: float, returns_log: bool) -> tuple[float | None, str | None]:
+def relative_error(value: float | None, reference_log_z: float, returns_log: bool,
+                   positive: bool = True) -> tuple[float | None, str | None]:
     """Relative error of Z implied by a candidate's value, or (None, reason) if it cannot be compared.
 
     value: what the candidate returned (Z for ``Z_efficient``, log Z for ``log_Z``)
     reference_log_z: exact natural log Z
     returns_log: True if ``value`` is a log Z
+    positive: False for a task quantity that may be zero or negative (a disorder-averaged
+        energy): then ``reference_log_z`` is the exact value itself and the error is
+        |value - exact| / max(|exact|, 1e-300), the paper's form
     """
     if value is None:
         return None, "no value"
     if math.isnan(value):
         return None, "returned NaN"
+    if not positive:
+        if math.isinf(value):
+            return None, f"returned {value}"
+        return abs(value - reference_log_z) / max(abs(reference_log_z), 1e-300), None
     if returns_log:
         if math.isinf(value):
             return None, f"returned {value} for log Z"

@@ -55,7 +55,7 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
                 return out
             limits = Limits(timeout_s=budget.rung_timeout_s, cpu_s=int(budget.rung_timeout_s) + 5, memory_mb=budget.memory_mb)
             report = sandbox.run(code, [Call(fname, params, n)], limits)
-            verdict = _judge_rung(n, report, ref, uses_log_z)
+            verdict = _judge_rung(n, report, ref, uses_log_z, task.quantity.positive)
             if isinstance(verdict, Rung):
                 out.rungs.append(verdict)
                 if not verdict.passed:
@@ -73,7 +73,7 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
     return out
 
 
-def _judge_rung(n: int, report, ref: float, uses_log_z: bool):
+def _judge_rung(n: int, report, ref: float, uses_log_z: bool, positive: bool = True):
     """A Rung when the call returned a value; else ("fail" | "stop", explanation)."""
     if report.memory_exhausted:
         return "stop", "memory budget exhausted (this is the scaling frontier, not an error)"
@@ -90,7 +90,7 @@ def _judge_rung(n: int, report, ref: float, uses_log_z: bool):
         return "fail", f"your code raised {res.error}"
     if not uses_log_z and res.value is not None and math.isinf(res.value):
         return "stop", "Z overflows a float here: define log_Z(params, n) returning log Z to be verified at larger n"
-    err, why = relative_error(res.value, ref, returns_log=uses_log_z)
+    err, why = relative_error(res.value, ref, returns_log=uses_log_z, positive=positive)
     if err is None:
         return "fail", f"your code {why}"
-    return Rung(n=n, seconds=res.seconds, rel_err=err, passed=passes(err, ref), stage="ladder")
+    return Rung(n=n, seconds=res.seconds, rel_err=err, passed=passes(err, ref if positive else 0.0), stage="ladder")

@@ -38,7 +38,7 @@ class VerifyOptions:
 class Probe:
     n: int
     params: dict
-    log_z: float  # exact natural log Z
+    log_z: float  # exact natural log Z (of the task's quantity; the value itself if not positive)
 
 
 def probe_set(task: Task, seed: int, samples: int) -> list[Probe]:
@@ -92,7 +92,7 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
 
 def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
     probes = probe_set(task, opt.seed, opt.samples)
-    functions = ["Z_efficient"] + (["log_Z"] if sub.defines("log_Z") else [])
+    functions = ["Z_efficient"] + (["log_Z"] if uses_log_z(task, sub) else [])
     calls = [Call(f, p.params, p.n) for p in probes for f in functions]
     limits = Limits(timeout_s=opt.timeout_s, cpu_s=int(opt.timeout_s) + 5, memory_mb=opt.memory_mb)
     report = sandbox.run(sub.code, calls, limits)
@@ -119,7 +119,8 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
             if not res.ok:
                 reason, worst = f"{fname} raised {res.error}", None
                 continue
-            err, why = relative_error(res.value, probe.log_z, returns_log=(fname == "log_Z"))
+            err, why = relative_error(res.value, probe.log_z, returns_log=(fname == "log_Z"),
+                                      positive=task.quantity.positive)
             if err is None:
                 reason, worst = f"{fname} {why}", None
             elif worst is not None:
@@ -138,8 +139,13 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
     v.feedback = _join(fb.numerical_summary(len(probes), failures, num.max_rel_err), report.violations)
 
 
+def uses_log_z(task: Task, sub: Submission) -> bool:
+    """Whether the candidate's log_Z is what the verifier calls (only for positive quantities)."""
+    return task.quantity.positive and sub.defines("log_Z")
+
+
 def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
-    uses_log = sub.defines("log_Z")
+    uses_log = uses_log_z(task, sub)
     out = climb(task, sub.code, uses_log, sandbox, seed=opt.seed, budget=opt.ladder_budget,
                 start_n=v.numerical.largest_n_verified)
     num = v.numerical

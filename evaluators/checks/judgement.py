@@ -44,7 +44,7 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     Acceptable when the claim parses and is not shown dishonest, the class is consistent, and
     every physical assertion that ran passed.
     """
-    uses_log = sub.defines("log_Z")
+    uses_log = task.quantity.positive and sub.defines("log_Z")   # log_Z of a signed quantity is not called
     function = "log_Z" if uses_log else "Z_efficient"
     timings = ladder_timings(v.numerical.rungs)
     # a fit needs three sizes whose times stand well above timer noise; else time more sizes

@@ -50,7 +50,10 @@ class PhysicsOutcome:
 def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, n: int, n_small: int,
                         seed: int = 0, timeout_s: float = 30.0, memory_mb: int = 2048) -> PhysicsOutcome:
     """Run every applicable assertion; ``n`` is the size for most checks (beyond the probes where
-    the candidate has been verified), ``n_small`` a size whose Z fits a float at low temperature."""
+    the candidate has been verified), ``n_small`` a size whose Z fits a float at low temperature.
+    A task whose quantity is not Z gets only the assertions its quantity declares."""
+    if not task.quantity.is_partition_function:
+        return declared_quantity_assertions(task, code, uses_log_z, sandbox, n, seed, timeout_s, memory_mb)
     rng = np.random.default_rng([seed, UNSEEN_SEED_OFFSET, n])
     p = task.probe_params(n, seed + UNSEEN_SEED_OFFSET, 0)
     p_small = task.probe_params(n_small, seed + UNSEEN_SEED_OFFSET, 1)
@@ -162,3 +165,39 @@ def _low_t_ok(task: Task, q: _Probe, value: float, ref_log_z: float, beta: float
     e0 = ground_state_energy(task.to_model(q.params, q.n))
     slack = 1e-9 * max(1.0, abs(beta * e0))
     return -beta * e0 - slack <= value <= -beta * e0 + q.n * math.log(2.0) + slack
+
+
+#: assertions that make sense for any declared quantity (the Z identities above do not)
+DECLARED_QUANTITY_ASSERTIONS = ("unseen_parameters",)
+
+
+def declared_quantity_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, n: int, seed: int = 0,
+                                 timeout_s: float = 30.0, memory_mb: int = 2048) -> PhysicsOutcome:
+    """For a task quantity other than Z (``task.quantity``): fresh parameters at size n against the
+    task's exact reference, when the quantity lists ``unseen_parameters``. Names it lists that
+    are not known here are reported as notes, never silently passed."""
+    wanted = task.quantity.assertions if task.quantity.assertions is not None else DECLARED_QUANTITY_ASSERTIONS
+    notes = [f"{name}: not defined for a task quantity other than Z" for name in wanted
+             if name not in DECLARED_QUANTITY_ASSERTIONS]
+    if "unseen_parameters" not in wanted:
+        return PhysicsOutcome([], notes)
+    params = task.probe_params(n, seed + UNSEEN_SEED_OFFSET, 0)
+    try:
+        exact = reference(task, params, n).log_z
+    except NotApplicable as exc:
+        return PhysicsOutcome([], notes + [f"unseen_parameters: inconclusive (no exact reference at n={n}: {exc})"])
+    fname = "log_Z" if uses_log_z else "Z_efficient"
+    report = sandbox.run(code, [Call(fname, params, n)],
+                         Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+    if not report.results:
+        return PhysicsOutcome([], notes + [f"unseen_parameters: inconclusive ({report.error or 'run ended early'})"])
+    res = report.results[0]
+    if not res.ok:
+        return PhysicsOutcome([PhysicsCheck("unseen_parameters", False, f"the candidate raised {res.error} on fresh "
+                                            f"parameters at n={n}")], notes)
+    positive = task.quantity.positive
+    err, why = relative_error(res.value, exact, uses_log_z, positive=positive)
+    ok = passes(err, exact if positive else 0.0)
+    detail = f"fresh parameters at n={n}: " + ("agrees with the exact value" if ok else
+                                               f"{why}" if err is None else f"relative error {err:.2e} against the exact value")
+    return PhysicsOutcome([PhysicsCheck("unseen_parameters", ok, detail)], notes)

@@ -1,0 +1,47 @@
+"""What the two Nishimori-line tasks (T19, T20) share: the L x L torus with +-J bonds drawn with
+P(J_e = -J) = p, the parameter checks, and one disorder realisation as the task's model."""
+
+import zlib
+
+import numpy as np
+
+from tasks import nishimori as nl
+from tasks.base import Task, square_side
+from tasks.catalog._v1_common import V1_CITATION
+from tasks.catalog.p03_torus import torus_edges
+from tasks.model import IsingModel, Lattice
+
+
+class NishimoriTorusTask(Task):
+    tier = 2
+    citation = V1_CITATION + " Identity: H. Nishimori, Prog. Theor. Phys. 66, 1169 (1981)."
+    square_lattice = True
+    nishimori_line = True
+    probe_sizes = (9,)                      # the 3 x 3 torus: N_B = 18 bonds, the raw double sum's limit
+    ladder_sizes = (16, 64, 256, 1024, 10_000)
+
+    def check_size(self, n):
+        square_side(self.id, n, 3)
+
+    def sample_pj(self, rng) -> dict:
+        return {"p": float(rng.uniform(0.02, 0.45)), "J": float(rng.uniform(0.5, 1.5))}
+
+    def with_beta(self, params, beta):
+        raise NotImplementedError(f"{self.id}'s quantity is a disorder average; the Z identities do not apply")
+
+    def to_model(self, params, n):
+        """One disorder realisation at beta_N, drawn from the task's own bond distribution with a
+        generator seeded by the parameters: the instance that structure analysis reads. The
+        task's quantity is the average over all realisations (``own_reference``)."""
+        L = square_side(self.id, n, 3)
+        p, J = nl.check_pj(params)
+        rng = np.random.default_rng(zlib.crc32(repr(sorted(params.items())).encode()))
+        edges = torus_edges(L)
+        signs = np.where(rng.random(len(edges)) < p, -1.0, 1.0)
+        return IsingModel.from_arrays(n, nl.nishimori_beta(p, J), edges, J * signs, lattice=Lattice(L, L, True, True))
+
+    def raw_sums(self, params, n, beta: float) -> tuple[float, float]:
+        """The raw double sums at this size (n = 9 only): ([<H>] at beta_N, [Z(beta)/Z(beta_N)])."""
+        L = square_side(self.id, n, 3)
+        p, J = nl.check_pj(params)
+        return nl.disorder_sums(torus_edges(L), n, p, J, beta)
