@@ -129,11 +129,18 @@ class Task(ABC):
 
     # -- shared ---------------------------------------------------------------------------
     def description(self, variant: str = "canonical") -> str:
+        """The text a proposer sees. A task whose quantity is not Z says so at the end, because
+        the paper's system prompt speaks of partition functions."""
         if variant == "canonical":
-            return self.canonical
-        if variant == "paraphrased":
-            return self.paraphrased
-        raise ValueError(f"unknown description variant {variant!r} (canonical, paraphrased)")
+            text = self.canonical
+        elif variant == "paraphrased":
+            text = self.paraphrased
+        else:
+            raise ValueError(f"unknown description variant {variant!r} (canonical, paraphrased)")
+        if not self.quantity.is_partition_function:
+            text += (f"\nNote: for this problem Z_efficient(params, n) returns {self.quantity.description}, "
+                     "not a partition function; the checker compares that value (relative error 1e-6).")
+        return text
 
     def rng_for(self, seed: int, n: int, sample: int) -> np.random.Generator:
         """Deterministic generator for (task, seed, n, sample index)."""
