@@ -26,7 +26,7 @@ class ToricCodeDecoding(Task):
     nishimori_line = True
     quantity = Quantity(
         name="P_class",
-        description="the total probability of the named homology class of error chains with the given syndrome",
+        description="the probability sum defined above for the class named in params (at most 1)",
         positive=True, assertions=("unseen_parameters",))
     canonical = """\
 You are given the **toric code on an L x L torus** (L >= 3) under independent bit-flip

@@ -9,7 +9,7 @@ from tasks.catalog._nishimori_torus import NishimoriTorusTask
 class NishimoriEnergy(NishimoriTorusTask):
     id = "T19"
     title = "Disorder-averaged energy of the +-J random-bond model on the Nishimori line (torus)"
-    quantity = Quantity(name="E_avg", description="the disorder-averaged energy [<H>] at beta_N",
+    quantity = Quantity(name="E_avg", description="the disorder-averaged energy defined above (a real number)",
                         positive=False, assertions=("unseen_parameters",))
     canonical = """\
 You are given the **+-J random-bond Ising model on an L x L torus on the Nishimori line**

@@ -11,7 +11,7 @@ from tasks.catalog._nishimori_torus import NishimoriTorusTask
 class NishimoriRatio(NishimoriTorusTask):
     id = "T20"
     title = "Disorder-averaged Z(beta)/Z(beta_N) of the +-J random-bond model (torus)"
-    quantity = Quantity(name="Z_ratio", description="the disorder average [Z(beta) / Z(beta_N)]",
+    quantity = Quantity(name="Z_ratio", description="the disorder-averaged ratio defined above",
                         positive=True, assertions=("unseen_parameters",))
     canonical = """\
 You are given the **+-J random-bond Ising model on an L x L torus** with bonds drawn on the
