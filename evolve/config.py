@@ -83,6 +83,7 @@ class TreeConfig:
 class Tune:
     params: dict = field(default_factory=dict)   # "section.key": {low, high, log} or {choices: [...]} (evolve tune)
     objective: str = "evaluations_to_first_accept"   # evaluations_to_first_accept (minimised) | best_score (maximised)
+    parallel_trials: int = 2             # trials running at once, each a Ray task (evolve tune --parallel overrides)
 
 
 @dataclass
@@ -142,6 +143,7 @@ _RANGES = [
     ("run.checkpoint_interval", lambda c: c.run.checkpoint_interval >= 1, "must be at least 1"),
     ("tree.exploration_c", lambda c: c.tree.exploration_c >= 0, "must be >= 0"),
     ("tune.objective", lambda c: c.tune.objective in OBJECTIVES, f"must be one of {', '.join(OBJECTIVES)}"),
+    ("tune.parallel_trials", lambda c: c.tune.parallel_trials >= 1, "must be at least 1"),
 ]
 
 

@@ -1,6 +1,8 @@
-"""`evolve tune`: the search-space parser, the objectives computed from a journal, and a real
-2-trial Optuna study on P01 that writes a loadable best config and resumes on a rerun."""
+"""`evolve tune`: the search-space parser, the objectives computed from a journal, the evaluator
+reservation that lets trials share the cluster, a real study on P01 whose two trials run at the
+same time as Ray tasks and write a loadable best config, and a rerun after a killed tuner."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,7 @@ import yaml
 
 from evolve.config import Config, ConfigError, config_from_dict, load_config
 from evolve.tune import apply, objective_value, parse_space, tuning_dir
+from evolve.tune_trial import evaluator_share
 
 ray = pytest.importorskip("ray")
 optuna = pytest.importorskip("optuna")
@@ -21,7 +24,7 @@ SPACE = {"database.temperature": {"low": 0.01, "high": 1.0, "log": True},
 def ray_cluster():
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
+    yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 
 
@@ -75,33 +78,130 @@ def test_objectives_from_journal_records():
     assert tuning_dir("sqlite:///runs/x/tune.db", "runs") == Path("runs/x")
 
 
-def test_two_trial_study_writes_the_best_config_and_a_rerun_resumes_it(ray_cluster, tmp_path):
-    from evolve.tune import tune
-
+def study_config(tmp_path: Path, **tune) -> tuple[Path, str]:
+    """A tiny tree search on P01 to tune, and a sqlite storage under tmp_path/tuning."""
     raw = {"task": "P01", "seed": 1, "strategy": "tree",
            "budgets": {"proposals": 2, "evaluations": 2, "wall_time_s": 300},
-           "evaluator": {"samples": 1, "ladder_total_s": 10, "rung_timeout_s": 5, "judge": False},
-           "ray": {"num_evaluators": 1, "num_proposers": 1, "batch_size": 2, "evaluator_cpus": 0.5},
+           "evaluator": {"samples": 1, "ladder": False, "judge": False},
+           # 2 CPUs per evaluator: two concurrent trials only fit once the tuner scales that down
+           "ray": {"num_evaluators": 1, "num_proposers": 1, "batch_size": 2, "evaluator_cpus": 2.0},
            "run": {"root": str(tmp_path / "runs")},
-           "tune": {"params": SPACE, "objective": "evaluations_to_first_accept"}}
+           "tune": {"params": SPACE, "objective": "evaluations_to_first_accept", **tune}}
     cfg_path = tmp_path / "p01-tune.yaml"
     cfg_path.write_text(yaml.safe_dump(raw))
-    storage = f"sqlite:///{tmp_path / 'tuning' / 'tune.db'}"
+    return cfg_path, f"sqlite:///{tmp_path / 'tuning' / 'tune.db'}"
+
+
+def test_evaluator_share_fits_all_concurrent_trials_in_the_cluster():
+    assert evaluator_share(2, 2, 2, 1.0) == 0.5           # 2 trials x 2 evaluators on 2 CPUs
+    assert evaluator_share(2, 2, 1, 2.0) == 1.0
+    assert evaluator_share(16, 2, 2, 1.0) == 1.0          # room enough: the configured value
+    assert evaluator_share(2, 3, 1, 1.0) == pytest.approx(0.6666, abs=1e-9)  # Ray's 1e-4 grain, rounded down
+    assert 3 * 1 * evaluator_share(2, 3, 1, 1.0) <= 2
+    with pytest.raises(ValueError):
+        evaluator_share(2, 0, 1, 1.0)
+
+
+def orphan_trials(storage: str, space: dict) -> None:
+    """What `kill -9` of a tuner leaves in the storage: trial 0 RUNNING, its tuner gone; and
+    trial 1 RUNNING under a tuner that is still alive (another tuner sharing the study)."""
+    import socket
+    import subprocess
+    import sys
+
+    from evolve.tune import suggest
+
+    study = optuna.create_study(storage=storage, study_name="p01", direction="minimize")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for pid in (dead.pid, os.getppid()):
+        trial = study.ask()
+        suggest(trial, space)
+        trial.set_user_attr("tuner", {"host": socket.gethostname(), "pid": pid})
+
+
+def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_best_config(ray_cluster, tmp_path):
+    from optuna.trial import TrialState
+
+    from evolve.tune import TrialLog, tune
+
+    cfg_path, storage = study_config(tmp_path, parallel_trials=2)
+    (tmp_path / "tuning").mkdir()
+    orphan_trials(storage, parse_space(SPACE, load_config(cfg_path).to_dict()))
     lines = []
-    first = tune(cfg_path, 2, storage=storage, study_name="p01", log=lines.append)
-    assert (first.trials, first.completed) == (2, 2) and len(lines) == 2
-    assert first.best_config == tmp_path / "tuning" / "p01-best.yaml"
-    best = load_config(first.best_config)
+    result = tune(cfg_path, 2, storage=storage, study_name="p01", log=lines.append)
+
+    # the interrupted trial is failed and re-run with its parameters; the live tuner's is left alone
+    trials = optuna.load_study(study_name="p01", storage=storage).trials
+    assert [t.state for t in trials] == [TrialState.FAIL, TrialState.RUNNING, TrialState.COMPLETE, TrialState.COMPLETE]
+    rerun = next(t for t in trials[2:] if t.user_attrs.get("retry_of") == 0)
+    assert rerun.params == trials[0].params
+    assert any("trial 0 was interrupted" in line for line in lines)
+    assert any("trial 1 is running under the live tuner" in line for line in lines)
+    assert (result.trials, result.completed) == (4, 2)
+
+    # the two trials ran at the same time, as Ray tasks launched together
+    study_dir = tmp_path / "tuning" / "p01"
+    events = TrialLog(study_dir / "trials.jsonl").read()
+    assert [(e["event"], e["trial"]) for e in events[:3]] == [("interrupted", 0), ("launched", 2), ("launched", 3)]
+    a, b = [e for e in events if e["event"] == "finished"]
+    assert a["started"] < b["ended"] and b["started"] < a["ended"], "the two trials overlapped in time"
+    assert a["evaluator_cpus"] == b["evaluator_cpus"] == 1.0, "2 CPUs per evaluator were scaled to fit 2 trials"
+    assert sum("best so far" in line for line in lines) == 2
+    for t in trials[2:]:
+        rec = a if a["trial"] == t.number else b
+        assert (t.user_attrs["started"], t.user_attrs["ended"], t.value) == (rec["started"], rec["ended"], rec["value"])
+        assert Path(t.user_attrs["run_dir"]) == study_dir / f"trial-{t.number:04d}"
+        assert (study_dir / f"trial-{t.number:04d}" / "journal.msgpack").is_file()
+        assert 1 <= t.value <= 3
+
+    assert result.study_dir == study_dir and result.best_config == study_dir / "best.yaml"
+    assert result.best_value == min(t.value for t in trials[2:])
+    best = load_config(result.best_config)
     assert best.task == "P01" and best.strategy == "tree"
-    assert best.database.temperature == pytest.approx(first.best_params["database.temperature"])
-    assert best.ray.batch_size == first.best_params["ray.batch_size"]
+    assert best.database.temperature == pytest.approx(result.best_params["database.temperature"])
+    assert best.ray.batch_size == result.best_params["ray.batch_size"]
+    assert best.ray.evaluator_cpus == 2.0, "the written config keeps the configured reservation"
     assert 0.5 <= best.tree.exploration_c <= 2.0
-    study = optuna.load_study(study_name="p01", storage=storage)
-    values = [t.value for t in study.trials]
-    assert first.best_value == min(values) and all(1 <= v <= 3 for v in values)
-    assert all(Path(t.user_attrs["run_dir"]).is_dir() for t in study.trials)
-    second = tune(cfg_path, 1, storage=storage, study_name="p01", log=lines.append)
-    assert second.trials == 3 and len(optuna.load_study(study_name="p01", storage=storage).trials) == 3
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_tuner_then_a_rerun_reruns_its_trials(ray_cluster, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from optuna.trial import TrialState
+
+    from evolve.tune import TrialLog, tune
+
+    cfg_path, storage = study_config(tmp_path, parallel_trials=2)
+    log = TrialLog(tmp_path / "tuning" / "p01" / "trials.jsonl")
+    proc = subprocess.Popen([sys.executable, "-m", "evolve.cli", "tune", str(cfg_path), "--trials", "2", "--storage",
+                             storage, "--study", "p01", "--address", ray_cluster],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sum(e["event"] == "launched" for e in log.read()) < 2:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert [e["event"] for e in log.read()] == ["launched", "launched"], "killed while both trials ran"
+    result = tune(cfg_path, 2, storage=storage, study_name="p01")
+    trials = optuna.load_study(study_name="p01", storage=storage).trials
+    assert [t.state for t in trials] == [TrialState.FAIL] * 2 + [TrialState.COMPLETE] * 2
+    assert sorted(t.user_attrs["retry_of"] for t in trials[2:]) == [0, 1]
+    assert {t.user_attrs["retry_of"]: t.params for t in trials[2:]} == {0: trials[0].params, 1: trials[1].params}
+    assert result.completed == 2 and result.best_config.is_file()
+
+
+def test_a_study_directory_of_a_lost_storage_is_refused(tmp_path):
+    from evolve.tune import tune
+
+    cfg_path, storage = study_config(tmp_path)
+    (tmp_path / "tuning" / "p01" / "trial-0000").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="earlier study"):
+        tune(cfg_path, 1, storage=storage, study_name="p01")
 
 
 def test_cli_refuses_a_config_without_tune_params(tmp_path, capsys):
