@@ -158,7 +158,8 @@ def test_gauge_and_beta_zero_leave_log_z_as_they_must():
 # -- malformed parameters -----------------------------------------------------------------------------
 
 SQUARE = [[0.0, 0.0], [1.0, 0.1], [0.9, 1.0], [0.1, 0.8]]       # Delaunay: the four sides and diagonal 1-3
-GOOD = {"beta": 1.0, "points": SQUARE, "edges": [[0, 1], [0, 3], [1, 2], [1, 3], [2, 3]], "J": [1.0, -1.0, 1.0, 1.0, -1.0]}
+GOOD = {"beta": 1.0, "points": SQUARE, "edges": [[0, 1], [0, 3], [1, 2], [1, 3], [2, 3]],
+        "J": [1.0, -1.0, 1.0, 1.0, -1.0]}
 
 
 def test_the_malformed_cases_start_from_a_valid_instance():
