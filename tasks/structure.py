@@ -176,12 +176,16 @@ def greedy_layout(n: int, edges: np.ndarray, start: int) -> np.ndarray:
             (left[x] > 0) - sum(1 for u in nbrs[x] if placed[u] and left[u] == 1), left[x], x))
 
 
-def _orders(n: int, edges: np.ndarray, lattice: Lattice | None, greedy: bool = True) -> list[np.ndarray]:
-    """Linear orders worth trying: natural (row-major), column-major, reverse Cuthill-McKee, and
-    greedy layouts from a few starts on small graphs."""
+def _orders(n: int, edges: np.ndarray, lattice: Lattice | None, greedy: bool = True,
+            positions: np.ndarray | None = None) -> list[np.ndarray]:
+    """Linear orders worth trying: natural (row-major), column-major, sweeps along x and y of a
+    given embedding (a geometric graph's separators are straight lines, width ~ sqrt(n)), reverse
+    Cuthill-McKee, and greedy layouts from a few starts on small graphs."""
     orders = [np.arange(n)]
     if lattice is not None and lattice.rows > 1 and lattice.cols > 1:
         orders.append(np.arange(n).reshape(lattice.rows, lattice.cols).T.ravel())
+    if positions is not None:
+        orders += [np.argsort(positions[:, 0], kind="stable"), np.argsort(positions[:, 1], kind="stable")]
     if len(edges):
         adj = coo_matrix((np.ones(2 * len(edges)), (np.r_[edges[:, 0], edges[:, 1]], np.r_[edges[:, 1], edges[:, 0]])),
                          shape=(n, n)).tocsr()
@@ -355,7 +359,8 @@ def analyse(model: IsingModel) -> Structure:
     else:
         # on nearest-neighbour lattices the row- and column-major sweeps are already (near) optimal
         heuristics = not nn or n <= SMALL_LATTICE
-        pw = min(vertex_separation(n, edges, o) for o in _orders(n, edges, lat, greedy=heuristics))
+        pw = min(vertex_separation(n, edges, o) for o in _orders(n, edges, lat, greedy=heuristics,
+                                                                positions=model.positions))
         tw = 1 if forest else pw                    # tw <= pw
         if not forest and heuristics and n <= MIN_DEGREE_MAX_NODES:
             g = _nx_graph(n, edges)
