@@ -13,7 +13,7 @@ from evaluators.checks.classes import check_class
 from evaluators.checks.complexity import audit_complexity, ladder_timings, measure_times, suggest_sizes
 from evaluators.checks.physics import physical_assertions
 from evaluators.checks.static_cost import StaticFinding
-from evaluators.checks.timing_fit import MIN_SECONDS
+from evaluators.checks.timing_fit import fit_growth
 from evaluators.sandbox import Sandbox
 from evaluators.submission import Submission
 from evaluators.verdict import Verdict
@@ -47,8 +47,9 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     uses_log = task.quantity.positive and sub.defines("log_Z")   # log_Z of a signed quantity is not called
     function = "log_Z" if uses_log else "Z_efficient"
     timings = ladder_timings(v.numerical.rungs)
-    # a fit needs three sizes whose times stand well above timer noise; else time more sizes
-    if len({n for n, t in timings if t >= 5 * MIN_SECONDS}) < 3:
+    # a fit needs three sizes whose times stand well above timer noise and any fixed per-call
+    # overhead, spread wide enough; else time more sizes
+    if not fit_growth(timings).usable:
         extra = suggest_sizes(timings, task.square_lattice)
         timings += measure_times(sub.code, function, task, extra, sandbox, repeats=2, budget_s=budget.timing_call_s,
                                  seed=seed, memory_mb=budget.memory_mb, total_s=budget.timing_total_s)
