@@ -204,7 +204,7 @@ def text_log_z(text: str, params: dict, n: int) -> float:
     env = {"__builtins__": {}, **sizes}
     for name, key in re.findall(r"^\s+(\w+)\s*= params\[\"(\w+)\"\]", text, re.M):
         env[name] = np.asarray(params[key])
-    pairs = re.search(r"m = .* number of pairs in (\w+)", text)
+    pairs = re.search(r"\bm\b[^\n]*? number of pairs in (\w+)", text)
     if pairs:
         env["m"] = len(env[pairs.group(1)])
     zero_one = "in {0, 1}" in text

@@ -14,6 +14,7 @@ from scipy.spatial import Delaunay, QhullError
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -118,6 +119,17 @@ def _read(params, n):
     positions = np.asarray(params["points"], dtype=np.float64).reshape(n, 2)
     return edges, J, np.zeros(n), [], positions
 """
+
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("points", "an n x 2 list of points [x, y] in the unit square"),
+                Param("edges", "a list of m index pairs [a, b] with a < b; drawn as straight segments between the "
+                               "corresponding $points, no two pairs cross"),
+                Param("J", "a list of m values in {-1, +1}")),
+        terms=(term("J[k] * s[edges[k][0]] * s[edges[k][1]]", ("k", "0", "m - 1")),),
+        derived=(Derived("m", "len(edges)"),),
+        size_note="n >= 3; m is the number of pairs in $edges",
+    )
 
     def check_size(self, n):
         if n < 3:
