@@ -73,7 +73,8 @@ def paraphrase(task: Task, seed: int) -> Paraphrase:
     convention = str(rng.choice(["weight", "energy"]))
     rewritten = (formula.renamed(names).with_domain(domain, expand=expand)
                  .with_convention(convention).reordered(rng))
-    rules = ("rename", f"domain={domain}" + ("" if domain == formula.domain else f" ({'expanded' if expand else 'factored'})"),
+    how = "" if domain == formula.domain else f" ({'expanded' if expand else 'factored'})"
+    rules = ("rename", f"domain={domain}{how}",
              f"convention={convention}", "reorder")
     text = describe(task, rewritten, rng)
     found = banned_words(text)
@@ -158,7 +159,8 @@ def _requirement(task: Task) -> str:
                 "method is known, say so explicitly and give your best exact implementation; it will only "
                 "be called at small n.")
     if re.search(r"polynomial in L\b", card):
-        return "\nThe running time must be polynomial in L: exponential in sqrt(n) is acceptable, exponential in n is not."
+        return ("\nThe running time must be polynomial in L: exponential in sqrt(n) is acceptable, "
+                "exponential in n is not.")
     if "polynomial in n" in card:
         return "\nThe running time must be polynomial in n; enumerating all 2^n assignments is too slow."
     return ""

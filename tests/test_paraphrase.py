@@ -197,7 +197,8 @@ WORDS = re.compile(r"sum over (.*?) of ")
 def text_log_z(text: str, params: dict, n: int) -> float:
     """log Z read from a generated description: the variables line, the params lines, the exponent
     lines and the Z line; each summand is evaluated as the Python expression it is printed as."""
-    var, dims = re.search(r"n variables (\w+)(?:\[0\], \.\.\.|\S* forming an array of shape ([\w x]+) \()", text).groups()
+    layout = r"n variables (\w+)(?:\[0\], \.\.\.|\S* forming an array of shape ([\w x]+) \()"
+    var, dims = re.search(layout, text).groups()
     shape = [d.strip() for d in (dims or "n").split(" x ")]
     fixed = [int(d) for d in shape if d.isdigit()]
     sizes = {"n": n, "L": n // int(np.prod(fixed)) if fixed else round(n ** (1 / len(shape)))}

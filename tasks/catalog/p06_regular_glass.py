@@ -40,7 +40,8 @@ def _read(params, n):
     formula = Formula(
         shape=("n",),
         params=(Param("beta", "a real number"),
-                Param("edges", "a list of m pairs [a, b] of distinct indices in 0..n-1; every index is in exactly three pairs"),
+                Param("edges", "a list of m pairs [a, b] of distinct indices in 0..n-1; "
+                               "every index is in exactly three pairs"),
                 Param("J", "a list of m values in {-1, +1}")),
         terms=(term("J[k] * s[edges[k][0]] * s[edges[k][1]]", ("k", "0", "m - 1")),),
         derived=(Derived("m", "len(edges)"),),

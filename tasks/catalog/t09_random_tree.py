@@ -69,8 +69,9 @@ in time polynomial in n."""
 
     formula = Formula(
         shape=("n",),
-        params=(Param("beta", "a real number"), Param("parent", "a list of n integers: $parent[0] = -1, every other entry is another index in "
-                                       "0..n-1, and following $parent from any index ends at 0"),
+        params=(Param("beta", "a real number"),
+                Param("parent", "a list of n integers: $parent[0] = -1, every other entry is another index in "
+                                "0..n-1, and following $parent from any index ends at 0"),
                 Param("J", "a list of n-1 real numbers"), Param("h", "a list of n real numbers")),
         terms=(term("J[i - 1] * s[i] * s[parent[i]]", ("i", "1", "n - 1")), term("h[i] * s[i]", ("i", "0", "n - 1"))),
         size_note="n >= 2",

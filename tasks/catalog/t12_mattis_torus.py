@@ -41,7 +41,8 @@ in time polynomial in n."""
 
     formula = Formula(
         shape=("L", "L"),
-        params=(Param("beta", "a real number"), Param("J", "a real number > 0"), Param("xi", "a list of n values in {-1, +1}")),
+        params=(Param("beta", "a real number"), Param("J", "a real number > 0"),
+                Param("xi", "a list of n values in {-1, +1}")),
         terms=(term("J * xi[r * L + c] * xi[r * L + (c + 1) % L] * s[r][c] * s[r][(c + 1) % L]",
                     ("r", "0", "L - 1"), ("c", "0", "L - 1")),
                term("J * xi[r * L + c] * xi[(r + 1) % L * L + c] * s[r][c] * s[(r + 1) % L][c]",
