@@ -24,6 +24,25 @@ def task_arg(task_id: str):
         raise UsageError(exc.args[0]) from None
 
 
+TASK_FILE_HELP = ("a Python file defining TASK = YourTask() (a tasks.base.Task subclass): its task joins the "
+                  "catalogue for this command; repeatable (see examples/tasks/diamond_chain.py)")
+
+
+def _add_task_file_option(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument("--task-file", action="append", default=[], dest=dest, metavar="PATH", help=TASK_FILE_HELP)
+
+
+def register_task_files(paths: list[str]) -> None:
+    """Register the user task files named with --task-file, or a UsageError saying what is wrong."""
+    from tasks.registry import TaskFileError, register_task_file
+
+    for path in paths:
+        try:
+            register_task_file(path)
+        except TaskFileError as exc:
+            raise UsageError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from evolve import cmd_bench, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_tune, cmd_verify
 
@@ -31,9 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evolve",
         description="Discover and verify programs that compute partition functions exactly.",
     )
+    # --task-file is accepted before the command (`evolve --task-file F tasks`) and after it
+    # (`evolve verify --task-file F ...`); two dests, because a subparser's defaults would
+    # overwrite what the top-level parser already stored under the same name.
+    _add_task_file_option(parser, "task_files_before")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (cmd_launch, cmd_inspect, cmd_verify, cmd_oracle, cmd_tasks, cmd_perf, cmd_bench, cmd_tune):
         module.register(sub)
+    for command in set(sub.choices.values()):
+        _add_task_file_option(command, "task_files_after")
     return parser
 
 
@@ -43,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
+    args.task_files = [*args.task_files_before, *getattr(args, "task_files_after", [])]
     try:
+        register_task_files(args.task_files)
         return int(args.run(args) or 0)
     except UsageError as exc:
         print(f"evolve {args.command}: error: {exc}", file=sys.stderr)
