@@ -89,6 +89,7 @@ class Tune:
 @dataclass
 class Config:
     task: str = "P04"
+    task_files: list[str] = field(default_factory=list)  # user task files (Python, defining TASK); relative to the config file
     variant: str = "canonical"           # canonical | paraphrased task description for LLM prompts
     seed: int = 0
     strategy: str = "islands"            # islands | tree (ERA-style flat PUCT over all judged programs)
@@ -160,11 +161,16 @@ def load_config(path: str | Path, overrides: dict | None = None) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
-    return config_from_dict({**raw, **(overrides or {})})
+    return config_from_dict({**raw, **(overrides or {})}, base_dir=path.parent)
 
 
-def config_from_dict(raw: dict) -> Config:
+def config_from_dict(raw: dict, base_dir: str | Path | None = None) -> Config:
+    """Validate ``raw``; relative ``task_files`` are taken from ``base_dir`` (default: the working
+    directory) and stored absolute, and every one is registered (tasks.registry) before ``task``
+    is looked up."""
     cfg = _build(Config, raw, "")
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    cfg.task_files = [str((base / Path(p).expanduser()).resolve()) for p in cfg.task_files]
     for key, ok, why in _RANGES:
         if not ok(cfg):
             raise ConfigError(f"config key `{key}` {why}")
@@ -174,8 +180,13 @@ def config_from_dict(raw: dict) -> Config:
 
 def _check_sections(cfg: Config) -> None:
     """Sections owned by other modules are validated by those modules' own parsers."""
-    from tasks.registry import get_task
+    from tasks.registry import TaskFileError, get_task, register_task_file
 
+    for i, path in enumerate(cfg.task_files):
+        try:
+            register_task_file(path)
+        except TaskFileError as exc:
+            raise ConfigError(f"config key `task_files[{i}]`: {exc}") from None
     try:
         get_task(cfg.task)
     except KeyError as exc:
@@ -249,6 +260,10 @@ def _coerce(tp, value, path: str):
     elif tp is dict or origin is dict:
         if isinstance(value, dict):
             return value
+    elif origin is list:
+        if isinstance(value, list):
+            (item,) = typing.get_args(tp)
+            return [_coerce(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
     raise ConfigError(f"config key `{path}` must be {getattr(tp, '__name__', tp)}, got {value!r}")
 
 
