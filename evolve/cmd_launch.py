@@ -59,7 +59,7 @@ def run_resume(args) -> int:
         raise UsageError("--extra-proposals must be >= 0")
     try:
         store = RunStore.open(args.run_dir)
-        cfg = config_from_dict(store.config)
+        cfg = config_from_dict(store.config, base_dir=store.path)  # task_files: the run's own copies
     except (RunStoreError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     cfg.budgets.proposals += args.extra_proposals

@@ -9,6 +9,10 @@
   CRC-checked, written atomically; the newest three are kept).
 - ``best/program.py``, ``best/verdict.json``, ``best/candidate.json``: the current best.
 - ``run.log``: human log lines. ``status.json``: state and counts, rewritten atomically.
+- ``task_files/<name>.py`` and ``task_files/manifest.json`` (runs of a user task only): the exact
+  text of the task file the run used, with its origin path and SHA-256; ``config.yaml`` then
+  names the copy (``task_files: [task_files/<name>.py]``, relative to the run directory), so
+  ``evolve resume`` loads the task the run started with even if the original moved or changed.
 
 Nothing here reads or writes environment variables' values, except that ``log`` blanks out
 the values of the variables a config names, should a message ever carry one.
@@ -105,6 +109,25 @@ def check_run_dir(path: str | Path) -> Path:
     return path
 
 
+TASK_FILES_DIR = "task_files"
+
+
+def _user_task_file(task_id: str):
+    from tasks.registry import user_task_file
+
+    return user_task_file(task_id)
+
+
+def _copy_task_file(run_dir: Path, task_file) -> None:
+    """The user task file's text and a manifest (origin, SHA-256) inside the run directory."""
+    folder = run_dir / TASK_FILES_DIR
+    folder.mkdir()
+    name = Path(task_file.path).name
+    atomic_write(folder / name, task_file.source.encode())
+    manifest = [{"task": task_file.task_id, "file": name, "sha256": task_file.sha256, "origin": task_file.path}]
+    atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2).encode())
+
+
 def read_config(path: Path) -> dict:
     try:
         config = yaml.safe_load((path / "config.yaml").read_text())
@@ -143,7 +166,8 @@ class RunStore:
 
     @classmethod
     def create(cls, root: str | Path, config: dict, task_id: str, run_id: str | None = None) -> "RunStore":
-        """A new run directory under ``root``. Refuses configs that carry secrets."""
+        """A new run directory under ``root``. Refuses configs that carry secrets. When ``task_id`` is a
+        registered user task, its file is copied in and the stored config names the copy."""
         if not isinstance(config, dict):
             raise RunStoreError("a run config is a mapping")
         bad = find_secrets(config)
@@ -152,6 +176,9 @@ class RunStore:
                                 "environment variables and name them in api_key_env")
         if run_id is not None and not _RUN_ID.match(run_id):
             raise RunStoreError(f"run id {run_id!r} may hold only letters, digits, '.', '_' and '-'")
+        task_file = _user_task_file(task_id)
+        if task_file is not None:
+            config = {**config, "task_files": [f"{TASK_FILES_DIR}/{Path(task_file.path).name}"]}
         text = yaml.safe_dump(config, sort_keys=False)
         root = Path(root)
         root.mkdir(parents=True, exist_ok=True)
@@ -168,8 +195,13 @@ class RunStore:
         path = root / rid
         (path / "snapshots").mkdir()
         (path / "best").mkdir()
+        if task_file is not None:
+            _copy_task_file(path, task_file)
         atomic_write(path / "config.yaml", text.encode())
-        journal = Journal.create(path / "journal.msgpack", rid, {"task": task_id})
+        header = {"task": task_id}
+        if task_file is not None:
+            header["task_file_sha256"] = task_file.sha256
+        journal = Journal.create(path / "journal.msgpack", rid, header)
         store = cls(path, config, journal)
         store.set_status("running")
         store.log(f"created run {rid} for task {task_id}")

@@ -45,16 +45,29 @@ def verify_options(cfg: Config) -> dict:
             "judge_budget": JudgeBudget(memory_mb=e.memory_mb)}
 
 
+def task_file_payloads(task_id: str) -> list[dict]:
+    """The text of the user task file defining ``task_id`` (none for a catalogued task), shipped to
+    every worker: the text the driver validated, so nodes without the file, or a file edited
+    during the run, cannot give the workers another task."""
+    from tasks.registry import user_task_file
+
+    record = user_task_file(task_id)
+    return [] if record is None else [record.payload()]
+
+
 def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict | None = None,
           replay: Replay | None = None, progress: Progress | None = None) -> str:
     """Run (or continue) the search to the end of its budget; returns why it stopped."""
     started = start_ray(address)
     actors = []
+    files = task_file_payloads(cfg.task)
     try:
         db = ray.remote(num_cpus=0)(DatabaseActor).remote(dataclasses.asdict(cfg.database), cfg.seed)
-        proposers = [ray.remote(num_cpus=0)(ProposerWorker).remote(cfg.task, cfg.seed, cfg.variant, cfg.llm, cfg.prompts)
+        proposers = [ray.remote(num_cpus=0)(ProposerWorker).remote(cfg.task, cfg.seed, cfg.variant, cfg.llm, cfg.prompts,
+                                                                   task_files=files)
                      for _ in range(cfg.ray.num_proposers)]
-        evaluators = [ray.remote(num_cpus=cfg.ray.evaluator_cpus)(EvaluatorWorker).remote(cfg.task, verify_options(cfg))
+        evaluators = [ray.remote(num_cpus=cfg.ray.evaluator_cpus)(EvaluatorWorker).remote(cfg.task, verify_options(cfg),
+                                                                                          task_files=files)
                       for _ in range(cfg.ray.num_evaluators)]
         actors = [db, *proposers, *evaluators]
         progress = progress or Progress(cfg.budgets)

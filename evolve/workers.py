@@ -2,7 +2,8 @@
 
 Proposers turn a small request (parent and inspirations as small dicts, seeds, which
 proposer) into a candidate dict; evaluators judge one candidate dict in their own sandbox.
-Only these small records cross process boundaries, never the population.
+Only these small records cross process boundaries, never the population. A user task reaches
+a worker as its file's text (``tasks.registry.TaskFile.payload``), registered at start-up.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ class ProposerWorker:
     """Builds candidates. Structural proposals are deterministic in (seed, generation, slot)."""
 
     def __init__(self, task_id: str, seed: int, variant: str = "canonical",
-                 llm: dict | None = None, prompts: dict | None = None):
+                 llm: dict | None = None, prompts: dict | None = None, task_files: list[dict] | None = None):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from search.structural import StructuralProposer
-        from tasks.registry import get_task
 
-        self.task = get_task(task_id)
+        self.task = _task(task_id, task_files)
         self.seed = seed
         self.variant = variant
         self.structural = StructuralProposer(seed)
@@ -75,12 +75,11 @@ class ProposerWorker:
 class EvaluatorWorker:
     """Judges candidates with its own warm sandbox."""
 
-    def __init__(self, task_id: str, options: dict):
+    def __init__(self, task_id: str, options: dict, task_files: list[dict] | None = None):
         from evaluators.sandbox import Sandbox
         from evaluators.verify import VerifyOptions
-        from tasks.registry import get_task
 
-        self.task = get_task(task_id)
+        self.task = _task(task_id, task_files)
         self.options = VerifyOptions(**options)
         self.sandbox = Sandbox()
         self.where = f"{socket.gethostname()}:{os.getpid()}"
@@ -101,6 +100,15 @@ class EvaluatorWorker:
 
     def close(self) -> None:
         self.sandbox.close()
+
+
+def _task(task_id: str, task_files: list[dict] | None):
+    """The task, after registering the user task files shipped with the request: a worker is its
+    own process (maybe on another node), so it gets the files' text, not their paths."""
+    from tasks.registry import get_task, register_task_payloads
+
+    register_task_payloads(task_files)
+    return get_task(task_id)
 
 
 def _strip(d: dict) -> dict:
