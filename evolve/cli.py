@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    args.task_files = [*args.task_files_before, *getattr(args, "task_files_after", [])]
+    args.task_files = [*getattr(args, "task_files_before", []), *getattr(args, "task_files_after", [])]
     try:
         register_task_files(args.task_files)
         return int(args.run(args) or 0)
