@@ -1,4 +1,5 @@
-"""`evolve perf`: measured performance of the sandbox and the exact methods, with baselines."""
+"""`evolve perf`: measured performance of the sandbox and the exact methods, with baselines, and of
+the search strategies on a scripted model (``evolve perf strategies``, see evolve.strategy_bench)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,23 @@ import json
 def register(sub) -> None:
     p = sub.add_parser("perf", help="measure performance against baselines",
                        description="Measure one component and print the figures with the baseline they replace.")
-    p.add_argument("what", choices=["sandbox", "brute", "oracles"], help="sandbox: per-evaluation overhead vs a "
-                   "fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; oracles: "
-                   "each task's exact method at several sizes against the baseline it replaces")
+    p.add_argument("what", choices=["sandbox", "brute", "oracles", "strategies"], help="sandbox: per-evaluation "
+                   "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
+                   "oracles: each task's exact method at several sizes against the baseline it replaces; strategies: "
+                   "islands vs tree vs refine on a scripted model whose first answers are wrong "
+                   "(search/scripted_scenario.py), calls and evaluations to the first accepted program and best "
+                   "fitness at a fixed LLM-call budget")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=30, help="runs per measurement (sandbox)")
+    p.add_argument("--seeds", default="0,1,2", help="strategies: comma-separated seeds (samples of the scripted model)")
+    p.add_argument("--budget", type=int, default=16, help="strategies: LLM calls per run")
+    p.add_argument("--out", help="strategies: directory for the runs' records (default runs/strategies-<time>)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    if args.what == "strategies":
+        return run_strategies(args)
     if args.what == "sandbox":
         from evaluators.sandbox.perf import measure_overhead
 
@@ -47,4 +56,29 @@ def run(args) -> int:
         print(f"{int(n):>4}  {row['enumerated_states']:>12}  {row['float_seconds']:>14.2f} s  "
               f"{row['float_configs_per_second'] / 1e6:>10.0f}  {row['histogram_seconds']:>14.2f} s  "
               f"{row['histogram_configs_per_second'] / 1e6:>10.0f}")
+    return 0
+
+
+def run_strategies(args) -> int:
+    import time
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from evolve.cli import UsageError
+    from evolve.strategy_bench import BenchSetup, compare, format_table
+
+    try:
+        seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+        setup = BenchSetup(budget=args.budget)
+    except ValueError as exc:
+        raise UsageError(f"--seeds is a comma-separated list of integers and --budget at least 1 ({exc})") from None
+    out = Path(args.out or f"runs/strategies-{time.strftime('%Y%m%d-%H%M%S')}")
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} is not empty: give a new --out")
+    rows = compare(seeds, setup, out, log=(lambda line: None) if args.json else print)
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows]))
+    else:
+        print(format_table(rows, setup.budget))
+        print(f"records: {out}")
     return 0
