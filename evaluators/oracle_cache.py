@@ -17,6 +17,7 @@ from pathlib import Path
 from evaluators.oracles.base import OracleResult
 from evaluators.oracles.registry import exact_log_z
 from tasks.base import Task
+from tasks.registry import user_task_file
 
 _memory: dict[str, OracleResult] = {}
 
@@ -27,7 +28,10 @@ def cache_dir() -> Path:
 
 
 def _key(task: Task, params: dict, n: int, method: str | None) -> str:
-    blob = json.dumps([task.id, n, method, params], sort_keys=True, separators=(",", ":"))
+    # a user task is also keyed by its file's hash: a fixed to_model must not meet old values
+    source = user_task_file(task.id)
+    blob = json.dumps([task.id, n, method, params, source.sha256 if source else None],
+                      sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

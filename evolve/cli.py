@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:                    # `evolve tasks | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

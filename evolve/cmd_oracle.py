@@ -1,8 +1,10 @@
-"""`evolve oracle`: the exact log Z of one task instance, with the method used and its time."""
+"""`evolve oracle`: the exact log Z of one task instance (or the quantity a Tier-2 task declares),
+with the method used and its time."""
 
 from __future__ import annotations
 
 import json
+import time
 
 from evolve.cli import UsageError, task_arg
 
@@ -28,7 +30,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from evaluators.oracles.base import NotApplicable
+    from evaluators.oracles.base import NotApplicable, OracleResult
     from evaluators.oracles.registry import exact_log_z
 
     task = task_arg(args.task)
@@ -46,16 +48,22 @@ def run(args) -> int:
             raise UsageError(f"{args.params} is not valid JSON: {exc.msg}") from None
     else:
         params = task.probe_params(args.n, args.seed, 0)
+    started = time.perf_counter()
     try:
-        model = task.to_model(params, args.n)
-        result = exact_log_z(model, args.method)
+        own = task.own_reference(params, args.n, args.method)
+        result = (OracleResult(own[0], own[1], time.perf_counter() - started) if own is not None
+                  else exact_log_z(task.to_model(params, args.n), args.method))
     except NotApplicable as exc:  # includes TooLarge
         raise UsageError(str(exc)) from None
     except ValueError as exc:
         raise UsageError(f"bad parameters for {task.id} at n={args.n}: {exc}") from None
+    q = task.quantity
+    # a declared quantity (Tier 2) is printed under its own name; a signed one is not a log
+    label = "log Z" if q.is_partition_function else f"log {q.name}" if q.positive else q.name
     if args.json:
-        print(json.dumps({"task": task.id, "n": args.n, "log_z": result.log_z, "method": result.method,
-                          "seconds": result.seconds}))
+        key = "log_z" if q.is_partition_function else "log_value" if q.positive else "value"
+        print(json.dumps({"task": task.id, "n": args.n, "quantity": q.name, key: result.log_z,
+                          "method": result.method, "seconds": result.seconds}))
     else:
-        print(f"{task.id} n={args.n}: log Z = {result.log_z:.15g}  (method {result.method}, {result.seconds:.3f} s)")
+        print(f"{task.id} n={args.n}: {label} = {result.log_z:.15g}  (method {result.method}, {result.seconds:.3f} s)")
     return 0

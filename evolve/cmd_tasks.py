@@ -31,9 +31,11 @@ def run(args) -> int:
         return 0
     if args.paraphrase is not None or args.variant is not None:
         raise UsageError("--variant and --paraphrase go with `evolve tasks show TASK`")
-    print(f"{'id':4}  {'tier':4}  {'gold class':22}  {'gold O':18}  {'probe n':12}  ladder n")
-    for t in all_tasks():
-        print(f"{t.id:4}  {t.tier:<4}  {t.gold.tractable_class:22}  {t.gold.complexity:18}  "
+    tasks = all_tasks()
+    w = max(4, *(len(t.id) for t in tasks))   # user task ids may be longer than P01
+    print(f"{'id':{w}}  {'tier':4}  {'quantity':8}  {'gold class':22}  {'gold O':18}  {'probe n':12}  ladder n")
+    for t in tasks:
+        print(f"{t.id:{w}}  {t.tier:<4}  {t.quantity.name:8}  {t.gold.tractable_class:22}  {t.gold.complexity:18}  "
               f"{','.join(map(str, t.probe_sizes)):12}  {','.join(map(str, t.ladder_sizes))}")
     return 0
 

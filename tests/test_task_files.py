@@ -158,7 +158,7 @@ def test_tasks_lists_the_user_task_with_tier_gold_and_sizes(capsys):
     assert cli.main(["--task-file", str(EXAMPLE), "tasks"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     (row,) = [r for r in rows if r and r[0] == "DIAMOND"]
-    assert row[1:] == ["1", "transfer_matrix", "O(n)", "7,10,13", "301,1501,4501"]
+    assert row[1:] == ["1", "Z", "transfer_matrix", "O(n)", "7,10,13", "301,1501,4501"]
     assert "P01" in [r[0] for r in rows if r], "the catalogue is still listed"
 
 

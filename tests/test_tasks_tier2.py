@@ -199,3 +199,29 @@ def test_a_probe_memoriser_fails_beyond_the_probes(sandbox):
         "    return -2 * n * J * (1.0 - 2.0 * p)", "    return -18 * J * (1.0 - 2.0 * p)")
     v = verify(get_task("T19"), submission("t19_gauge_energy.py", code), VerifyOptions(samples=1, judge=False), sandbox)
     assert v.verdict == "reject" and "At n=16" in v.feedback
+
+
+def test_oracle_command_prints_the_declared_quantity(capsys):
+    from evolve import cli
+
+    assert cli.main(["oracle", "--task", "T19", "--n", "100", "--seed", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    p = get_task("T19").probe_params(100, 0, 0)
+    assert out["quantity"] == "E_avg" and out["method"] == "nishimori_identity"
+    assert out["value"] == pytest.approx(-200 * p["J"] * (1 - 2 * p["p"]), rel=1e-12)
+    assert cli.main(["oracle", "--task", "T18", "--n", "9", "--seed", "0", "--method", "brute"]) == 0
+    assert "log P_class = " in capsys.readouterr().out
+
+
+def test_oracle_cache_keys_a_user_task_by_its_file_hash(monkeypatch):
+    """A user who fixes to_model without changing the parameters must not get the old values."""
+    from evaluators import oracle_cache
+    from tasks.registry import TaskFile
+
+    params = T18.probe_params(9, 0, 0)
+    plain = oracle_cache._key(T18, params, 9, None)
+    files = iter(["a" * 64, "b" * 64])
+    monkeypatch.setattr(oracle_cache, "user_task_file",
+                        lambda task_id: TaskFile(path="x.py", sha256=next(files), source="", task_id=task_id))
+    first, second = oracle_cache._key(T18, params, 9, None), oracle_cache._key(T18, params, 9, None)
+    assert len({plain, first, second}) == 3
