@@ -77,6 +77,7 @@ class Database:
 @dataclass
 class TreeConfig:
     exploration_c: float = 1.2           # c of the flat PUCT rule (strategy: tree)
+    fresh_drafts: bool = True            # the root competes in PUCT: slots may still draft programs from scratch
 
 
 @dataclass

@@ -7,7 +7,9 @@ chosen and how results are absorbed differ. One generation: pick the top K nodes
 rewrite each parent's program given its verdict, back-propagate one visit per expansion (also
 when the child is a duplicate or its proposal failed, so a node that only yields duplicates
 loses priority), judge the fresh children in parallel, and add each judged child as a node
-under its parent, in slot order. An empty tree is seeded by proposals without a parent.
+under its parent, in slot order. An empty tree is seeded by proposals without a parent; with
+``tree.fresh_drafts`` the root keeps competing for slots, so dead-end first programs do not
+hold the whole budget.
 
 The tree (with every node's candidate record and verdict, which later prompts need) goes into
 the snapshot, so a resumed run selects exactly the parents the uninterrupted run selected.
@@ -20,13 +22,13 @@ import ray
 
 from evolve.plan import Slot, plan_generation
 from evolve.search_loop import IslandSearch
-from search.tree import Tree
+from search.tree import ROOT, Tree
 
 
 class TreeSearch(IslandSearch):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.tree = Tree(self.cfg.tree.exploration_c)
+        self.tree = Tree(self.cfg.tree.exploration_c, self.cfg.tree.fresh_drafts)
         self.programs: dict[str, dict] = {}     # node id -> candidate record with its "verdict"
         self._parents: dict[str, str | None] = {}  # slot id -> parent node id (this generation)
 
@@ -53,11 +55,11 @@ class TreeSearch(IslandSearch):
         remaining = cfg.budgets.proposals - self.counters.proposals
         slots = plan_generation(g, cfg.ray.batch_size, 1, weights, cfg.seed, remaining)
         chosen = self.tree.select(len(slots))
-        self._parents = {slot.id: (chosen[i] if chosen else None) for i, slot in enumerate(slots)}
+        self._parents = {slot.id: (chosen[i] if chosen and chosen[i] != ROOT else None) for i, slot in enumerate(slots)}
         candidates = self._propose(slots)
-        for slot in slots:  # back-propagation of this generation's expansions, in slot order
-            if self._parents[slot.id] is not None:
-                self.tree.visit(self._parents[slot.id])
+        for i, slot in enumerate(slots):  # back-propagation of this generation's expansions, in slot order
+            if chosen:
+                self.tree.visit(chosen[i])
         to_judge = self._deduplicate(slots, candidates)
         verdicts = self._evaluate(to_judge)
         for slot in slots:

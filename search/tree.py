@@ -12,6 +12,11 @@ node the rank term is 1. ``n(u)`` counts the expansions of u and of its descenda
 (back-propagation: expanding u visits u and every ancestor), ``N_total`` counts expansions.
 Ties in the PUCT score go to the better program, then to the earlier one, so selection is a
 pure function of the tree.
+
+With ``fresh_drafts`` the root (no program: "write one from scratch") competes too, as a node of
+rank value 0 whose visits are the drafts written from it: a tree whose first programs are all
+dead ends still asks for new first attempts once their visits pile up (a tree that only rewrites
+its nodes can spend its whole budget polishing one wrong idea).
 """
 
 from __future__ import annotations
@@ -33,13 +38,19 @@ class Node:
         return not self.score or float(self.score[0]) <= 0.0
 
 
+#: the id :meth:`Tree.select` returns for "draft a program from scratch"
+ROOT = "<root>"
+
+
 class Tree:
-    def __init__(self, exploration_c: float = 1.2):
+    def __init__(self, exploration_c: float = 1.2, fresh_drafts: bool = False):
         if exploration_c < 0:
             raise ValueError("exploration_c must be >= 0")
         self.c = float(exploration_c)
+        self.fresh_drafts = bool(fresh_drafts)
         self.nodes: dict[str, Node] = {}
         self.total_visits = 0   # N_total
+        self.drafts = 0         # expansions of the root (fresh drafts)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -56,8 +67,12 @@ class Tree:
         return node
 
     def visit(self, node_id: str) -> None:
-        """Back-propagate one expansion of ``node_id``: it and each ancestor gain a visit."""
+        """Back-propagate one expansion of ``node_id``: it and each ancestor gain a visit
+        (``ROOT``: one more fresh draft)."""
         self.total_visits += 1
+        if node_id == ROOT:
+            self.drafts += 1
+            return
         cur: str | None = node_id
         while cur is not None:
             node = self.nodes[cur]
@@ -91,23 +106,31 @@ class Tree:
         return out
 
     def puct(self) -> dict[str, float]:
-        """score(u) of every node."""
+        """score(u) of every node (and of ``ROOT`` with fresh drafts)."""
         size = len(self.nodes)
         if size == 0:
             return {}
         ranks = self.ranks()
         explore = self.c * math.sqrt(self.total_visits) / size
-        return {nid: (ranks[nid] / (size - 1) if size > 1 else 1.0) + explore / (1 + node.visits)
-                for nid, node in self.nodes.items()}
+        values = {nid: (ranks[nid] / (size - 1) if size > 1 else 1.0) + explore / (1 + node.visits)
+                  for nid, node in self.nodes.items()}
+        if self.fresh_drafts:
+            values[ROOT] = explore / (1 + self.drafts)
+        return values
 
     def select(self, k: int) -> list[str]:
-        """The top ``k`` nodes by PUCT (ties: better program, then earlier); when the tree holds
-        fewer than ``k`` nodes the ranking is repeated from the top. Empty tree: []."""
+        """The top ``k`` by PUCT (ties: better program, then earlier; the root after every node);
+        when fewer than ``k`` compete the ranking is repeated from the top. Empty tree: []."""
         if not self.nodes or k <= 0:
             return []
         values = self.puct()
         ranks = self.ranks()
-        order = sorted(self.nodes, key=lambda nid: (-values[nid], -ranks[nid], self.nodes[nid].seq))
+
+        def key(nid: str):
+            if nid == ROOT:
+                return (-values[nid], 1, 0, 0)
+            return (-values[nid], 0, -ranks[nid], self.nodes[nid].seq)
+        order = sorted(values, key=key)
         return [order[i % len(order)] for i in range(k)]
 
     def best(self) -> str | None:
@@ -119,12 +142,14 @@ class Tree:
     # -- checkpoints --------------------------------------------------------------------------
     def state_dict(self) -> dict:
         return {"exploration_c": self.c, "total_visits": self.total_visits,
+                "fresh_drafts": self.fresh_drafts, "drafts": self.drafts,
                 "nodes": [{**asdict(n), "score": list(n.score)} for n in self.nodes.values()]}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "Tree":
-        tree = cls(state["exploration_c"])
+        tree = cls(state["exploration_c"], bool(state.get("fresh_drafts", False)))  # older snapshots: off
         tree.total_visits = int(state["total_visits"])
+        tree.drafts = int(state.get("drafts", 0))
         for d in sorted(state["nodes"], key=lambda d: d["seq"]):
             node = tree.add(d["id"], d["parent"], d["score"])
             node.visits = int(d["visits"])

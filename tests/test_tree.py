@@ -114,3 +114,27 @@ def test_random_trees_select_the_argmax_and_survive_a_checkpoint():
         assert sum(n.visits for n in t.nodes.values() if n.parent is None) == t.total_visits
         copy = Tree.from_state_dict(t.state_dict())
         assert copy.puct() == values and copy.select(7) == t.select(7)
+
+
+def test_fresh_drafts_let_the_root_win_once_a_dead_end_is_visited_enough():
+    """One node that only ever yields dead ends: without the root the tree rewrites it forever;
+    with fresh drafts the root's bonus overtakes it after a few visits."""
+    from search.tree import ROOT
+
+    closed, open_ = Tree(1.2), Tree(1.2, fresh_drafts=True)
+    for t in (closed, open_):
+        t.add("hybrid", None, (0.5, 1.0))
+    picks = []
+    for _ in range(6):
+        picks.append(open_.select(1)[0])
+        open_.visit(picks[-1])
+        closed.visit(closed.select(1)[0])
+    assert picks[0] == "hybrid" and ROOT in picks            # the node first, a fresh draft later
+    assert closed.select(4) == ["hybrid"] * 4
+    # by hand at N_total = 6: node 1 + 1.2 sqrt(6) / (1 + visits); root 1.2 sqrt(6) / (1 + drafts)
+    values = open_.puct()
+    drafts = picks.count(ROOT)
+    assert values[ROOT] == pytest.approx(1.2 * math.sqrt(6) / (1 + drafts))
+    assert values["hybrid"] == pytest.approx(1.0 + 1.2 * math.sqrt(6) / (1 + 6 - drafts))
+    copy = Tree.from_state_dict(open_.state_dict())
+    assert copy.drafts == drafts and copy.puct() == values

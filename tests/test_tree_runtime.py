@@ -72,13 +72,15 @@ def test_tree_run_completes_and_children_hang_under_judged_nodes(clean_run):
     assert len(judged) == len(evals) >= 2
     parents = [p["candidate"]["tree_parent"] for p in props]
     assert all(p is None for p in parents[:4]), "the first generation is seeded without parents"
-    assert all(p in judged for p in parents[4:]), "later generations expand judged nodes"
+    assert all(p in judged or p is None for p in parents[4:]), "later generations expand judged nodes or the root"
     for p in props[4:]:  # the proposer was told which program it rewrote
-        assert p["candidate"]["parent_ids"][:1] == [p["candidate"]["tree_parent"]]
+        if p["candidate"]["tree_parent"] is not None:
+            assert p["candidate"]["parent_ids"][:1] == [p["candidate"]["tree_parent"]]
     state, _ = store.latest_snapshot()
     tree = state["tree"]["tree"]
     assert {n["id"] for n in tree["nodes"]} == judged
     assert tree["total_visits"] == 4  # one visit per expansion of generation 1
+    assert tree["drafts"] == parents[4:].count(None)  # fresh drafts are the root's visits
     assert (store.path / "best" / "program.py").exists()
 
 
