@@ -40,7 +40,7 @@ DOMAIN_TEXT = {"pm1": "{-1, +1}", "01": "{0, 1}"}
 #: the substitution var_old = p * var_new + q taking one domain to the other
 SUBSTITUTION = {("pm1", "01"): (Fraction(2), Fraction(-1)), ("01", "pm1"): (Fraction(1, 2), Fraction(1, 2))}
 #: functions an expression may call (evaluation only; never renamed)
-FUNCTIONS = {"len": len, "isqrt": math.isqrt, "round": round}
+FUNCTIONS = {"len": len, "isqrt": math.isqrt, "round": round, "log": np.log, "atanh": np.arctanh}
 #: enumeration is exact and exponential: a formula is evaluated at small n only
 MAX_EVAL_N = 20
 
@@ -92,7 +92,8 @@ class Formula:
     """The exponent of a task's Z; see the module docstring for the conventions.
 
     ``size_note`` states the allowed n and the derived sizes in words (a Template like ``about``).
-    ``beta_key`` is the params key of the factor multiplying the exponent.
+    ``beta_key`` is the params key of the factor multiplying the exponent; "" means no factor (the
+    exponent is used as it is: the weights of tasks/formula_extras.py).
     """
 
     shape: tuple[str, ...]
@@ -108,7 +109,7 @@ class Formula:
     def __post_init__(self) -> None:
         if self.domain not in DOMAIN_VALUES or self.convention not in ("weight", "energy"):
             raise ValueError(f"bad domain {self.domain!r} or convention {self.convention!r}")
-        if self.beta_key not in {p.key for p in self.params}:
+        if self.beta_key and self.beta_key not in {p.key for p in self.params}:
             raise ValueError(f"beta_key {self.beta_key!r} is not a parameter")
 
     # -- names ----------------------------------------------------------------------------------
@@ -118,6 +119,14 @@ class Formula:
     def identifiers(self) -> set[str]:
         """Every renamable name: the variable family, the index letters and the parameter names."""
         return {self.variable} | {lp.index for t in self.terms for lp in t.loops} | {p.name for p in self.params}
+
+    def index_letters(self) -> set[str]:
+        return {lp.index for t in self.terms for lp in t.loops}
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The variable families (one here; tasks/formula_extras.py composes more)."""
+        return (self.variable,)
 
     def fixed_names(self) -> set[str]:
         """Names no renaming may take: n, the derived sizes and the callable functions."""
@@ -193,6 +202,14 @@ class Formula:
         sum_{i=0}^{n - 2}, "words" writes "sum over i = 0..n - 2 of"."""
         function = function or ("W" if self.convention == "weight" else "E")
         arg = self.variable
+        beta = self.param(self.beta_key).name
+        exp = f"exp({beta} * {function}({arg}))" if self.convention == "weight" else f"exp(-{beta} * {function}({arg}))"
+        return (self.definition_text(function, sum_style) + "\n"
+                + f"Z = sum over all {arg} in {DOMAIN_TEXT[self.domain]}^n of {exp}")
+
+    def definition_text(self, function: str, sum_style: str = "sub") -> str:
+        """``F(x) = ...`` one term a line (the exponent alone, without the line that uses it)."""
+        arg = self.variable
         lines = []
         for k, t in enumerate(self.terms):
             negative, body = _term_text(t, self.variable, sum_style)
@@ -200,10 +217,7 @@ class Formula:
             lines.append(sign + body)
         head = f"{function}({arg}) = "
         indent = " " * (len(head) - 2)          # so that "+ " and "- " sit left of the first term
-        beta = self.param(self.beta_key).name
-        exp = f"exp({beta} * {function}({arg}))" if self.convention == "weight" else f"exp(-{beta} * {function}({arg}))"
-        return (head + ("\n" + indent).join(lines) + "\n"
-                + f"Z = sum over all {arg} in {DOMAIN_TEXT[self.domain]}^n of {exp}")
+        return head + ("\n" + indent).join(lines)
 
     # -- numbers ----------------------------------------------------------------------------------
     def log_z(self, params: dict, n: int, chunk: int = 1 << 12) -> float:
@@ -316,6 +330,8 @@ def _factor_text(variable: str, site: tuple[str, ...], affine: tuple[Fraction, F
         return ref
     if a == b and a.numerator == 1:                       # (1 + x)/2
         return f"(1 + {ref})/{a.denominator}"
+    if a == -b and b.numerator == 1:                      # (1 - x)/2, or 1 - x
+        return f"(1 - {ref})" + ("" if b.denominator == 1 else f"/{b.denominator}")
     return f"({'' if a == 1 else _number(a) + ' * '}{ref} {'-' if b < 0 else '+'} {_number(abs(b))})"
 
 

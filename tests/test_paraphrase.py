@@ -18,7 +18,7 @@ from tasks.formula import Formula, Param, term
 from tasks.paraphrase import paraphrase
 from tasks.registry import all_tasks, get_task
 
-WITH_FORMULA = [pytest.param(t, id=t.id) for t in all_tasks() if t.formula is not None]
+WITH_FORMULA = [pytest.param(t, id=t.id) for t in all_tasks() if isinstance(t.formula, Formula)]
 MAX_N = 12
 #: the model names of the task cards (and the jargon around them), written out here independently
 NAMES = ("ising", "spin", "glass", "ferromagnet", "mattis", "curie", "weiss", "mean-field", "lattice gas",
@@ -130,7 +130,7 @@ def test_a_task_without_a_formula_is_refused():
         paraphrase(bare, 0)
     decoding = type(task)()
     decoding.quantity = Quantity(name="P_class", description="a class probability")
-    with pytest.raises(ValueError, match="not a partition function"):
+    with pytest.raises(ValueError, match="its formula is a Formula"):
         paraphrase(decoding, 0)
 
 
@@ -239,3 +239,110 @@ def sum_over(loops, code, env, local):
     for v in range(int(eval(lo, env, local)), int(eval(hi, env, local)) + 1):
         out = out + sum_over(rest, code, env, {**local, index: v})
     return out
+
+
+# -- the Tier-2 quantities (tasks/formula_extras.py) ---------------------------------------------------
+# T18 is checked at L = 3 against chain enumeration (tasks/toric_code.py). T19 and T20 are checked in
+# full (2^18 sign patterns x 2^9 variables, ~4 s each) at n = 9 for the canonical tree and one
+# paraphrase, and every rewrite at n = 4 (the 2 x 2 torus, 8 doubled bonds) against the independent
+# Gray-code double sum of tasks/nishimori.py on the same bonds.
+
+TIER2 = ("T18", "T19", "T20")
+#: the words of the Tier-2 cards that a paraphrase must not carry (the params keys aside)
+TIER2_NAMES = NAMES + ("code", "homology", "syndrome", "qubit", "nishimori", "chain", "disorder", "bond")
+
+
+def tier2_value(formula, task_id, params, n):
+    return formula.log_value(params, n) if task_id == "T18" else formula.value(params, n)
+
+
+def tier2_reference(task_id, params, n):
+    """The task's own reference at n = 9; at n = 4 the raw double sum of tasks/nishimori.py."""
+    task = get_task(task_id)
+    if n == 9:
+        return task.own_reference(params, n, "brute")[0]
+    from tasks import nishimori as nl
+    from tasks.catalog.p03_torus import torus_edges
+
+    energy, ratio = nl.disorder_sums(torus_edges(2), 4, params["p"], params["J"], params.get("beta", 0.0))
+    return energy if task_id == "T19" else float(np.log(ratio))
+
+
+
+@pytest.mark.parametrize("task_id", TIER2)
+def test_tier2_canonical_tree_gives_the_own_reference(task_id):
+    task = get_task(task_id)
+    for sample in range(3 if task_id == "T18" else 1):
+        params = task.probe_params(9, seed=7, sample=sample)
+        assert tier2_value(task.formula, task_id, params, 9) == pytest.approx(
+            tier2_reference(task_id, params, 9), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("task_id", TIER2)
+def test_tier2_every_rewrite_keeps_the_value(task_id):
+    task = get_task(task_id)
+    n = 9 if task_id == "T18" else 4
+    found = one_per_rule_set(task)
+    assert {p.formula.domain for p in found.values()} == {"pm1", "01"}
+    assert {p.formula.convention for p in found.values()} == {"weight", "energy"}
+    for sample in range(2):
+        params = task.probe_params(9, seed=5, sample=sample)
+        want = tier2_reference(task_id, params, n)
+        assert tier2_value(task.formula, task_id, params, n) == pytest.approx(want, rel=1e-9, abs=1e-9)
+        for rules, p in found.items():
+            assert tier2_value(p.formula, task_id, params, n) == pytest.approx(want, rel=1e-9, abs=1e-9), rules
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", ("T19", "T20"))
+def test_tier2_a_rewritten_average_in_full(task_id):
+    p = next(p for p in one_per_rule_set(get_task(task_id), range(12)).values() if p.formula.domain == "01")
+    params = get_task(task_id).probe_params(9, seed=3, sample=0)
+    assert tier2_value(p.formula, task_id, params, 9) == pytest.approx(
+        tier2_reference(task_id, params, 9), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("task_id", TIER2)
+def test_tier2_text_hides_the_model_and_says_what_to_return(task_id):
+    task = get_task(task_id)
+    keys = task.probe_params(9, seed=0, sample=0).keys()
+    for seed in range(8):
+        p = paraphrase(task, seed)
+        low = re.sub(r'params\["\w+"\]', "", p.text).lower()
+        assert not [w for w in TIER2_NAMES if w in low], p.text
+        for key in keys:
+            assert re.search(rf"\b{re.escape(p.formula.param(key).name)}\s*= params\[\"{key}\"\]", p.text), key
+        symbol = re.search(r"that returns the number (\w+) defined above", p.text).group(1)
+        assert re.search(rf"^{symbol} = sum over all ", p.text, re.M), p.text
+        assert "Z =" not in p.text and "def Z_efficient(params: dict, n: int) -> float:" in p.text
+        assert ("log_Z" in p.text) == task.quantity.positive
+    assert len({paraphrase(task, seed).text for seed in range(4)}) == 4
+    assert "(mod 2)" in paraphrase(get_task("T18"), 0).text
+
+
+def test_tier2_wrong_trees_are_caught():
+    t18 = get_task("T18")
+    params = t18.probe_params(9, seed=7, sample=0)
+    want = tier2_reference("T18", params, 9)
+    f = t18.formula
+    for dropped in range(3):                       # each condition matters
+        wrong = replace(f, constraints=f.constraints[:dropped] + f.constraints[dropped + 1:])
+        assert abs(wrong.log_value(params, 9) - want) > 1e-3
+    flipped = replace(f, weight=replace(f.weight, convention="energy"))          # sign of the weight lost
+    assert abs(flipped.log_value(params, 9) - want) > 1e-3
+    for task_id in ("T19", "T20"):
+        task = get_task(task_id)
+        params = task.probe_params(9, seed=5, sample=0)
+        want = tier2_reference(task_id, params, 4)
+        g = task.formula
+        # (flipping every bond of one direction would not do: on an even torus it is a change of variables)
+        assert abs(replace(g, inner=replace(g.inner, terms=g.inner.terms[:1])).value(params, 4) - want) > 1e-3
+        assert abs(replace(g, disorder=replace(g.disorder, convention="energy")).value(params, 4) - want) > 1e-3
+        ref_off = replace(g, reference=(g.reference[0], "atanh(1 - p) / J"))
+        assert abs(ref_off.value(params, 4) - want) > 1e-3
+
+
+def test_cli_prints_a_tier2_paraphrase(capsys):
+    assert main(["tasks", "show", "T18", "--paraphrase", "3"]) == 0
+    out = capsys.readouterr().out
+    assert paraphrase(get_task("T18"), 3).text in out and "toric" not in out.lower()

@@ -8,13 +8,19 @@ classes are the four periodic/antiperiodic boundary conditions.
 """
 
 import math
+from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 
 from tasks import toric_code as tc
 from tasks.base import Gold, Quantity, Task, square_side
 from tasks.catalog._v1_common import V1_CITATION
+from tasks.formula import Derived, Formula, Param, term
+from tasks.formula_extras import ConstrainedSum, parity
 from tasks.model import IsingModel, Lattice
+
+_EDGES = (("d", "0", "1"), ("r", "0", "L - 1"), ("c", "0", "L - 1"))
 
 
 class ToricCodeDecoding(Task):
@@ -59,6 +65,21 @@ Time polynomial in n."""
     probe_sizes = (9, 16)
     #: the dual model is a random-bond torus: the transfer-matrix oracle reaches L = 10 in seconds
     ladder_sizes = (25, 36, 64, 100)
+    #: e[0][r][c] is the edge (r, c)-(r, c+1 mod L), e[1][r][c] the edge (r, c)-(r+1 mod L, c)
+    formula = ConstrainedSum(
+        weight=Formula(
+            shape=("2", "L", "L"),
+            params=(Param("p", "a number in (0, 0.5)"), Param("syndrome", "an L x L nested list of 0/1"),
+                    Param("homology", "a pair [a, b] of bits")),
+            terms=(term("log(p) * e[d][r][c]", *_EDGES, variable="e"),
+                   replace(term("log(1 - p) * e[d][r][c]", *_EDGES, variable="e"), affine=(Fraction(-1), Fraction(1)))),
+            derived=(Derived("L", "isqrt(n)"),), size_note="n = L*L with L >= 3", domain="01", variable="e",
+            beta_key=""),
+        constraints=(
+            parity("e[0][r][c] + e[0][r][(c - 1) % L] + e[1][r][c] + e[1][(r - 1) % L][c]", "syndrome[r][c]",
+                   each=_EDGES[1:], variable="e"),
+            parity("e[0][r][L - 1]", "homology[0]", over=_EDGES[1:2], variable="e"),
+            parity("e[1][L - 1][c]", "homology[1]", over=_EDGES[2:], variable="e")))
 
     def check_size(self, n):
         square_side(self.id, n, 3)

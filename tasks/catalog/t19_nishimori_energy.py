@@ -3,6 +3,7 @@
 
 from tasks import nishimori as nl
 from tasks.base import Gold, Quantity
+from tasks.catalog._nishimori_formula import nishimori_average
 from tasks.catalog._nishimori_torus import NishimoriTorusTask
 
 
@@ -35,6 +36,7 @@ def Z_efficient(params: dict, n: int) -> float   with params "p", "J".
 Time polynomial in n."""
     hint = "A gauge transformation of the spins maps any sign pattern onto another of the same frustration."
     gold = Gold("rbim_nishimori", "O(1)")
+    formula = nishimori_average("mean")
 
     def sample_params(self, rng, n):
         self.check_size(n)

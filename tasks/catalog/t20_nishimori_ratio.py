@@ -5,6 +5,7 @@ import math
 
 from tasks import nishimori as nl
 from tasks.base import Gold, Quantity, get_float, sample_beta
+from tasks.catalog._nishimori_formula import nishimori_average
 from tasks.catalog._nishimori_torus import NishimoriTorusTask
 
 
@@ -35,6 +36,7 @@ def Z_efficient(params: dict, n: int) -> float   with params "p", "J", "beta".
 Time polynomial in n."""
     hint = "Average the numerator over a gauge orbit before dividing."
     gold = Gold("rbim_nishimori", "O(1)")
+    formula = nishimori_average("ratio")
 
     def sample_params(self, rng, n):
         self.check_size(n)
