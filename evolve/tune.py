@@ -219,7 +219,7 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
     from optuna.trial import TrialState
 
     from evolve.config import ConfigError, config_from_dict, load_config
-    from evolve.runtime import start_ray
+    from evolve.runtime import start_ray, task_file_payloads
     from evolve.tune_trial import evaluator_share, run_trial, trial_dir_name
 
     cfg = load_config(config_path)
@@ -258,6 +258,7 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
         # num_cpus=0: the task only waits on its own actors (see evolve.tune_trial); max_retries=0:
         # a retried trial would find its run directory taken, and a crash is a failed trial anyway
         remote_trial = ray.remote(num_cpus=0, max_retries=0)(run_trial)
+        payloads = task_file_payloads(cfg.task)
         pending: dict = {}
         asked = finished = 0
         while asked < trials or pending:
@@ -280,7 +281,9 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
                 trial.set_user_attr("tuner", _this_tuner())
                 trial.set_user_attr("run_dir", str(run_dir))
                 trial.set_user_attr("evaluator_cpus", raw["ray"]["evaluator_cpus"])
-                pending[remote_trial.remote(trial.number, raw, objective, str(study_dir))] = (trial, values)
+                # a user task travels as text (a cluster node need not hold the file), not as a path
+                shipped = {**raw, "task_files": []} if payloads else raw
+                pending[remote_trial.remote(trial.number, shipped, objective, str(study_dir), payloads)] = (trial, values)
                 records.write("launched", trial.number, params=values, run_dir=str(run_dir),
                               evaluator_cpus=raw["ray"]["evaluator_cpus"])
             if not pending:

@@ -58,13 +58,18 @@ def evaluator_share(cluster_cpus: float, parallel: int, num_evaluators: int, eva
     return max(share, RAY_RESOURCE_STEP)
 
 
-def run_trial(number: int, raw_config: dict, objective: str, study_dir: str) -> dict:
+def run_trial(number: int, raw_config: dict, objective: str, study_dir: str, task_files: list | tuple = ()) -> dict:
     """Run trial ``number``'s search to the end of its budgets; a :class:`TrialOutcome` dict.
 
     ``raw_config`` is the validated trial config (sampled values set, evaluator reservation
-    already fitted). Raises whatever the run raises; the tuner records the trial as failed.
+    already fitted); ``task_files`` the user task files as :meth:`tasks.registry.TaskFile.payload`
+    dicts (their text, so the worker's node needs no copy). Raises whatever the run raises; the
+    tuner records the trial as failed.
     """
     started = time.time()
+    from tasks.registry import register_task_payloads
+
+    register_task_payloads(task_files)
     from evolve.config import config_from_dict
     from evolve.journal import read_journal
     from evolve.progress import Progress

@@ -212,3 +212,26 @@ def test_cli_refuses_a_config_without_tune_params(tmp_path, capsys):
     assert main(["tune", str(cfg), "--trials", "1", "--storage", f"sqlite:///{tmp_path / 't.db'}"]) == 2
     assert "nothing to tune" in capsys.readouterr().err
     assert main(["tune", str(cfg), "--trials", "0"]) == 2
+
+
+def test_a_trial_of_a_user_task_runs_from_the_shipped_text_alone(ray_cluster, tmp_path, monkeypatch):
+    """A trial receives the user task as text: it runs where the file does not exist, and its run
+    directory keeps the copy."""
+    from pathlib import Path
+
+    from evolve.config import load_config
+    from evolve.tune_trial import run_trial
+    from tasks import registry
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "diamond_chain.yaml"
+    monkeypatch.setattr(registry, "_user", {})            # the tuner's registry, dropped after the test
+    cfg = load_config(example)
+    payloads = [registry.user_task_file("DIAMOND").payload()]
+    monkeypatch.setattr(registry, "_user", {})            # the worker's registry: empty, no file
+    raw = {**cfg.to_dict(), "task_files": [],
+           "budgets": {**cfg.to_dict()["budgets"], "proposals": 1, "evaluations": 1},
+           "ray": {**cfg.to_dict()["ray"], "num_evaluators": 1, "batch_size": 1, "evaluator_cpus": 0.5}}
+    out = run_trial(7, raw, "evaluations_to_first_accept", str(tmp_path), payloads)
+    assert out["value"] == 1.0                              # the structural proposer's first program is accepted
+    run = Path(out["run_dir"])
+    assert (run / "task_files" / "diamond_chain.py").read_text() == payloads[0]["source"]
