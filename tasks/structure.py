@@ -23,6 +23,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from tasks.model import IsingModel, Lattice
+from tasks.rotation_system import drawing_is_planar
 from tasks.term_independence import peels_to_nothing
 
 #: above these sizes the networkx routines (pure Python) are skipped
@@ -348,8 +349,10 @@ def analyse(model: IsingModel) -> Structure:
         planar = False                # C_R x C_C, R, C >= 3, is toroidal, not planar (genus 1)
     elif n <= PLANARITY_MAX_NODES:
         planar = bool(nx.check_planarity(_nx_graph(n, edges))[0])
-    else:
-        planar = False if m > 3 * n - 6 else None
+    elif m > 3 * n - 6:
+        planar = False
+    else:                             # a given drawing whose rotation passes Euler's formula proves it
+        planar = True if model.positions is not None and drawing_is_planar(n, edges, model.positions) else None
 
     # widths: exact for forests and chains, else the best of layouts and elimination heuristics
     if m == 0:
