@@ -22,7 +22,13 @@ def fixture(name: str, **override) -> tuple:
     return task, Submission.from_response({**claims, "code": (FIXTURES / name).read_text()})
 
 
-@pytest.mark.parametrize("name", sorted(fixture_candidates()))
+#: the P04 row transfer matrix climbs its whole ladder (about 35 s); P04 acceptance is also covered by
+#: the structural proposer's Pfaffian (tests/test_structural_proposer.py)
+SLOW_ACCEPTS = {"p04_rowtransfer.py"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_ACCEPTS else n
+                                  for n in sorted(fixture_candidates())])
 def test_correct_honest_candidates_are_accepted_with_every_part_filled(name, sandbox):
     task, sub = fixture(name)
     v = verify(task, sub, FAST, sandbox)

@@ -274,6 +274,7 @@ def test_the_structural_proposer_writes_an_accepted_pfaffian_program(sandbox):
     assert v.verdict == "accept", v.feedback
 
 
+@pytest.mark.slow   # the same cascade as test_reference_candidate_passes_the_full_cascade, through the CLI
 def test_evolve_verify_accepts_the_reference(tmp_path, capsys):
     from evolve.cli import main
 
