@@ -1,0 +1,69 @@
+"""The structural proposer on the v1 Tier-1 tasks: each task's reader against ``task.to_model`` on
+seeded params, and its first proposal judged by ``verify`` at the probe sizes with an admissible class.
+
+T11 (occupation variables: the spin form carries an energy constant the reader contract has no slot
+for) and T13 (four-spin plaquettes, which readers do not carry) have no reader and are left out.
+"""
+
+import numpy as np
+import pytest
+
+from evaluators.checks.classes import admissible
+from evaluators.verify import VerifyOptions, verify
+from search.structural import StructuralProposer
+from search.structural.readers import read, reader_disagreement
+from tasks.family import family_structure
+from tasks.registry import get_task
+
+#: task -> the template its first plan should use (chosen from the structure analysis)
+FIRST_TEMPLATE = {
+    "T07": "chain",
+}
+TASKS = [get_task(t) for t in FIRST_TEMPLATE]
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_reader_agrees_with_to_model_on_seeded_params(task):
+    rng = np.random.default_rng(11)
+    for n in task.probe_sizes:
+        for _ in range(3):
+            params = task.sample_params(rng, n)
+            assert reader_disagreement(task, params, n) is None, (task.id, n)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_reader_check_catches_a_perturbed_param(task):
+    """The agreement check can fail here: a reader given one parameter negated (the couplings' scale
+    or array) disagrees with the model of the original params."""
+    n = task.probe_sizes[-1]
+    params = task.sample_params(np.random.default_rng(12), n)
+    key = next(k for k in ("J", "Jh", "Jx") if k in params)
+    bad = {**params, key: (-np.asarray(params[key], dtype=float)).tolist()}
+
+    class Perturbed(type(task)):
+        def to_model(self, p, size):
+            return task.to_model(params, size)
+    assert reader_disagreement(Perturbed(), bad, n) is not None
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.id in ("T07", "T08", "T14", "T16")], ids=lambda t: t.id)
+def test_planar_readers_give_the_task_drawing(task):
+    """The planar lattices come with the straight-line drawing of their model (the ring on a circle,
+    grids at (c, -r), the triangular lattice with equilateral triangles)."""
+    n = task.probe_sizes[-1]
+    params = task.sample_params(np.random.default_rng(4), n)
+    model = task.to_model(params, n)
+    drawing = model.positions if model.positions is not None else model.lattice.positions()
+    assert np.allclose(read(task, params, n)[4], drawing)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_first_proposal_is_accepted_at_the_probes_with_an_admissible_class(task, sandbox):
+    cand = StructuralProposer(0).propose(task)
+    assert cand.ok, cand.parse_error
+    assert cand.prompt_meta["plan"]["template"] == FIRST_TEMPLATE[task.id]
+    ok, reasons = admissible(cand.tractable_class, family_structure(task))
+    assert ok, (cand.tractable_class, reasons)
+    verdict = verify(task, cand.to_submission(), VerifyOptions(samples=1, ladder=False, judge=False), sandbox)
+    assert verdict.verdict == "accept", verdict.feedback
+    assert verdict.class_.claimed == cand.tractable_class
