@@ -18,6 +18,7 @@ from tasks.registry import get_task
 #: task -> the template its first plan should use (chosen from the structure analysis)
 FIRST_TEMPLATE = {
     "T07": "chain",
+    "T08": "row_transfer",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
