@@ -19,6 +19,7 @@ from tasks.registry import get_task
 FIRST_TEMPLATE = {
     "T07": "chain",
     "T08": "row_transfer",
+    "T10": "gauge_magnetisation",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
@@ -45,6 +46,15 @@ def test_reader_check_catches_a_perturbed_param(task):
         def to_model(self, p, size):
             return task.to_model(params, size)
     assert reader_disagreement(Perturbed(), bad, n) is not None
+
+
+def test_t10_reader_keeps_the_couplings_as_one_rank_one_block():
+    """O(n) memory at n = 10^4: the all-to-all J/n couplings are never expanded into pairs."""
+    cw = get_task("T10")
+    n = 10_000
+    edges, J, h, rank_one, positions = read(cw, cw.sample_params(np.random.default_rng(3), n), n)
+    assert edges.shape == (0, 2) and len(rank_one) == 1 and rank_one[0][0].shape == (n,)
+    assert np.allclose(rank_one[0][0], 1.0) and np.allclose(h, h[0])
 
 
 @pytest.mark.parametrize("task", [t for t in TASKS if t.id in ("T07", "T08", "T14", "T16")], ids=lambda t: t.id)
