@@ -20,6 +20,7 @@ FIRST_TEMPLATE = {
     "T07": "chain",
     "T08": "row_transfer",
     "T10": "gauge_magnetisation",
+    "T12": "row_transfer",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
