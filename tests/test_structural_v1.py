@@ -21,6 +21,7 @@ FIRST_TEMPLATE = {
     "T08": "row_transfer",
     "T10": "gauge_magnetisation",
     "T12": "row_transfer",
+    "T14": "planar_pfaffian",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
