@@ -19,6 +19,7 @@ from tasks.registry import get_task
 FIRST_TEMPLATE = {
     "T07": "chain",
     "T08": "row_transfer",
+    "T09": "tensor_contraction",
     "T10": "gauge_magnetisation",
     "T12": "row_transfer",
     "T14": "planar_pfaffian",
