@@ -23,6 +23,7 @@ FIRST_TEMPLATE = {
     "T10": "gauge_magnetisation",
     "T12": "row_transfer",
     "T14": "planar_pfaffian",
+    "T15": "tensor_contraction",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
