@@ -24,6 +24,7 @@ FIRST_TEMPLATE = {
     "T12": "row_transfer",
     "T14": "planar_pfaffian",
     "T15": "tensor_contraction",
+    "T16": "row_transfer",
 }
 TASKS = [get_task(t) for t in FIRST_TEMPLATE]
 
