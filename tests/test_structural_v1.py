@@ -1,8 +1,8 @@
 """The structural proposer on the v1 Tier-1 tasks: each task's reader against ``task.to_model`` on
 seeded params, and its first proposal judged by ``verify`` at the probe sizes with an admissible class.
 
-T11 (occupation variables: the spin form carries an energy constant the reader contract has no slot
-for) and T13 (four-spin plaquettes, which readers do not carry) have no reader and are left out.
+T11's reader returns the energy constant its occupation-to-spin map leaves (the optional sixth value);
+T13 (four-spin plaquettes, which readers do not carry) has no reader and is left out.
 """
 
 import numpy as np
@@ -21,6 +21,7 @@ FIRST_TEMPLATE = {
     "T08": "row_transfer",
     "T09": "tensor_contraction",
     "T10": "gauge_magnetisation",
+    "T11": "chain",
     "T12": "row_transfer",
     "T14": "planar_pfaffian",
     "T15": "tensor_contraction",
@@ -44,7 +45,7 @@ def test_reader_check_catches_a_perturbed_param(task):
     or array) disagrees with the model of the original params."""
     n = task.probe_sizes[-1]
     params = task.sample_params(np.random.default_rng(12), n)
-    key = next(k for k in ("J", "Jh", "Jx") if k in params)
+    key = next(k for k in ("J", "Jh", "Jx", "eps") if k in params)
     bad = {**params, key: (-np.asarray(params[key], dtype=float)).tolist()}
 
     class Perturbed(type(task)):
@@ -83,3 +84,17 @@ def test_first_proposal_is_accepted_at_the_probes_with_an_admissible_class(task,
     verdict = verify(task, cand.to_submission(), VerifyOptions(samples=1, ladder=False, judge=False), sandbox)
     assert verdict.verdict == "accept", verdict.feedback
     assert verdict.class_.claimed == cand.tractable_class
+
+
+def test_a_reader_that_drops_the_energy_constant_is_caught():
+    """T11's spin form carries n mu/2 + (n-1) eps/4; a reader without it gives every coupling and
+    field right and log Z off by beta times that constant: the check must say so."""
+    t11 = get_task("T11")
+    params = t11.probe_params(10, 0, 0)
+    assert reader_disagreement(t11, params, 10) is None
+
+    class NoConstant(type(t11)):
+        reader_source = t11.reader_source.replace("[], positions,\n            n * mu / 2 + (n - 1) * eps / 4)",
+                                                  "[], positions)")
+    assert NoConstant.reader_source != t11.reader_source
+    assert "energy constants differ" in reader_disagreement(NoConstant(), params, 10)

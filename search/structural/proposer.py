@@ -38,8 +38,11 @@ _OPTIONS = {options!r}
 def log_Z(params, n):
     """Natural log of the partition function for the task's params at size n."""
     n = int(n)
-    edges, J, h, rank_one, positions = _read(params, n)
-    return float(_method_log_z(edges, J, h, rank_one, positions, float(params["beta"]), n, _OPTIONS))
+    read = _read(params, n)
+    edges, J, h, rank_one, positions = read[:5]
+    constant = float(read[5]) if len(read) > 5 else 0.0   # H gains -constant: log Z gains beta * constant
+    beta = float(params["beta"])
+    return float(_method_log_z(edges, J, h, rank_one, positions, beta, n, _OPTIONS)) + beta * constant
 
 
 def Z_efficient(params, n):

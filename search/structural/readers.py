@@ -4,15 +4,16 @@ Generated programs receive ``(params, n)`` exactly as the paper's ``Z_efficient`
 one embeds its task's reader, a self-contained numpy function declared by the task module as the
 class attribute ``reader_source``::
 
-    def _read(params, n) -> (edges, J, h, rank_one, positions)
+    def _read(params, n) -> (edges, J, h, rank_one, positions[, constant])
 
     edges      (m, 2) int array of coupled pairs (repeats allowed: they add)
     J          (m,) float couplings
     h          (n,) float fields
     rank_one   list of (u, a): all-to-all blocks adding -(a/2)[(u.s)^2 - |u|^2] to H, kept unexpanded
     positions  (n, 2) straight-line planar embedding, or None
+    constant   optional energy constant (H gains -constant, log Z gains beta * constant; default 0)
 
-in the project's sign convention, H = -(sum J s_i s_j + sum h s_i + rank-one terms), with beta
+in the project's sign convention, H = -(constant + sum J s_i s_j + sum h s_i + rank-one terms), with beta
 read separately from ``params["beta"]``. ``read_model_arrays`` puts the model IR in the same
 normal form, so a reader can be checked against ``task.to_model``.
 """
@@ -73,11 +74,16 @@ def read_model_arrays(model: IsingModel):
 
 
 def reader_disagreement(task: Task, params: dict, n: int) -> str | None:
-    """None when the reader and ``task.to_model`` give the same couplings, fields and rank-one
-    blocks (to 1e-12), else what differs."""
-    edges, J, h, rank_one, positions = read(task, params, n)
+    """None when the reader and ``task.to_model`` give the same couplings, fields, rank-one
+    blocks and energy constant (to 1e-12), else what differs."""
+    out = read(task, params, n)
+    edges, J, h, rank_one, positions = out[:5]
+    constant = float(out[5]) if len(out) > 5 else 0.0
     got = normal_form(n, edges, J, h, rank_one)
-    want = read_model_arrays(task.to_model(params, n))
+    model = task.to_model(params, n)
+    want = read_model_arrays(model)
+    if abs(constant - model.constant) > 1e-12 * max(1.0, abs(model.constant)):
+        return f"energy constants differ ({constant:.6g} from the reader, {model.constant:.6g} in the model)"
     if got[0].shape != want[0].shape or not np.array_equal(got[0], want[0]):
         return f"coupled pairs differ ({len(got[0])} from the reader, {len(want[0])} in the model)"
     if not np.allclose(got[1], want[1], rtol=0.0, atol=1e-12):
