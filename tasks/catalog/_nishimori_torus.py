@@ -40,8 +40,26 @@ class NishimoriTorusTask(Task):
         signs = np.where(rng.random(len(edges)) < p, -1.0, 1.0)
         return IsingModel.from_arrays(n, nl.nishimori_beta(p, J), edges, J * signs, lattice=Lattice(L, L, True, True))
 
-    def raw_sums(self, params, n, beta: float) -> tuple[float, float]:
-        """The raw double sums at this size (n = 9 only): ([<H>] at beta_N, [Z(beta)/Z(beta_N)])."""
+    def own_reference(self, params, n, method):
+        """The raw double sum where it can be done (n = 9, the 3 x 3 torus), else the Nishimori
+        identity (both tested against each other in tests/test_tasks_tier2.py)."""
         L = square_side(self.id, n, 3)
         p, J = nl.check_pj(params)
-        return nl.disorder_sums(torus_edges(L), n, p, J, beta)
+        beta = self.temperature(params, p, J)
+        if n == 9:
+            energy, ratio = nl.disorder_sums(torus_edges(L), n, p, J, beta)
+            return self.from_raw_sums(energy, ratio), "disorder_enumeration"
+        return self.from_identity(2 * n, p, J, beta), "nishimori_identity"
+
+    # -- what each task takes from the shared sums ------------------------------------------------
+    def temperature(self, params, p: float, J: float) -> float:
+        """The beta at which the task's quantity is taken (beta_N unless the task has its own)."""
+        return nl.nishimori_beta(p, J)
+
+    def from_raw_sums(self, energy: float, ratio: float) -> float:
+        """The task's reference value from ([<H>] at beta_N, [Z(beta)/Z(beta_N)])."""
+        raise NotImplementedError
+
+    def from_identity(self, n_bonds: int, p: float, J: float, beta: float) -> float:
+        """The task's reference value from the Nishimori identity on N_B bonds."""
+        raise NotImplementedError

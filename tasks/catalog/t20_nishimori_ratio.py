@@ -42,14 +42,13 @@ Time polynomial in n."""
         self.check_size(n)
         return {**self.sample_pj(rng), "beta": sample_beta(rng)}
 
-    def own_reference(self, params, n, method):
-        """The raw double sum at n = 9, else the Nishimori identity (tested against the raw sum)."""
-        p, J = nl.check_pj(params)
-        beta = get_float(params, "beta")
-        if n == 9:
-            return math.log(self.raw_sums(params, n, beta)[1]), "disorder_enumeration"
-        self.check_size(n)
-        return nl.log_partition_ratio(2 * n, p, J, beta), "nishimori_identity"
+    def temperature(self, params, p, J):
+        return get_float(params, "beta")
 
+    def from_raw_sums(self, energy, ratio):
+        return math.log(ratio)
+
+    def from_identity(self, n_bonds, p, J, beta):
+        return nl.log_partition_ratio(n_bonds, p, J, beta)
 
 TASK = NishimoriRatio()
