@@ -4,7 +4,7 @@ STAMP   := .venv/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.venv/numba-cache
 
-.PHONY: run test perf clean
+.PHONY: run test perf clean bench-strategies
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -24,3 +24,7 @@ perf: $(STAMP)
 
 clean:
 	rm -rf .venv .pytest_cache
+
+# islands vs tree vs refine on a scripted model (tests/benchmarks/strategies.py); about 6 minutes
+bench-strategies: $(STAMP)
+	cd tests && ../.venv/bin/python -m benchmarks.strategies --seeds 0,1,2,3,4,5,6,7 --budget 16 --out ../runs/strategies-$$(date +%Y%m%d-%H%M%S)

@@ -6,7 +6,7 @@ Bump ``SCHEMA`` whenever a key changes meaning or disappears (adding keys is com
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 SCHEMA = 1
 
@@ -95,20 +95,27 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Verdict":
+        """The Verdict of ``to_dict()`` output; keys this version does not know are ignored
+        (adding keys is compatible), a different ``schema`` is refused."""
         if d.get("schema") != SCHEMA:
             raise ValueError(f"Verdict schema {d.get('schema')!r} is not supported (expected {SCHEMA})")
-        num = dict(d["numerical"])
-        num["rungs"] = [Rung(**r) for r in num.get("rungs", [])]
-        phys = dict(d["physics"])
-        phys["checks"] = [PhysicsCheck(**c) for c in phys.get("checks", [])]
+        num = _known(Numerical, d["numerical"])
+        num["rungs"] = [Rung(**_known(Rung, r)) for r in num.get("rungs", [])]
+        phys = _known(Physics, d["physics"])
+        phys["checks"] = [PhysicsCheck(**_known(PhysicsCheck, c)) for c in phys.get("checks", [])]
         return cls(
             task=d["task"],
             verdict=d["verdict"],
             numerical=Numerical(**num),
-            complexity=Complexity(**d["complexity"]),
-            class_=ClassCheck(**d["class"]),
+            complexity=Complexity(**_known(Complexity, d["complexity"])),
+            class_=ClassCheck(**_known(ClassCheck, d["class"])),
             physics=Physics(**phys),
-            sandbox=SandboxFindings(**d["sandbox"]),
+            sandbox=SandboxFindings(**_known(SandboxFindings, d["sandbox"])),
             feedback=d["feedback"],
             confidence=d.get("confidence"),
         )
+
+
+def _known(cls, d: dict) -> dict:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in d.items() if k in names}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaluators.verdict import Verdict
 from search.negative import NegativeBlock, NegativeMemory, NegativePolicy
 from search.prompts import Templates, fill, load_templates
 
@@ -54,17 +55,17 @@ class BuiltPrompt:
 
 @dataclass(frozen=True)
 class ProgramView:
-    """A program shown in a prompt: its code, claims and (if evaluated) its Verdict dict."""
+    """A program shown in a prompt: its code, claims and (if evaluated) its Verdict."""
 
     id: str
     code: str
     tractable_class: str | None = None
     complexity_O: str | None = None
     confidence: float | None = None
-    verdict: dict | None = None
+    verdict: Verdict | None = None
 
     @classmethod
-    def of(cls, candidate, verdict: dict | None = None) -> "ProgramView":
+    def of(cls, candidate, verdict: Verdict | None = None) -> "ProgramView":
         """From a :class:`search.candidate.Candidate` (or anything with the same attributes)."""
         return cls(candidate.id, candidate.code or "", candidate.tractable_class, candidate.complexity_O,
                    candidate.confidence, verdict)
@@ -165,44 +166,41 @@ def _squeeze(text: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def verdict_summary(v: dict | None) -> str:
-    """One line from a Verdict dict (``Verdict.to_dict()``)."""
-    if not v:
+def verdict_summary(v: Verdict | None) -> str:
+    """One line from a Verdict."""
+    if v is None:
         return "not evaluated"
-    num = v.get("numerical") or {}
-    parts = [str(v.get("verdict", "?"))]
-    if num.get("probes"):
-        err = num.get("max_rel_err")
-        parts.append(f"{num.get('failed', 0)}/{num['probes']} probes failed"
+    num = v.numerical
+    parts = [v.verdict]
+    if num.probes:
+        err = num.max_rel_err
+        parts.append(f"{num.failed}/{num.probes} probes failed"
                      + (f", max relative error {err:.1e}" if isinstance(err, (int, float)) else ""))
-        parts.append(f"verified up to n={num.get('largest_n_verified', 0)}")
-    cx = v.get("complexity") or {}
-    if cx.get("measured") is not None:
-        honest = {True: "honest", False: "NOT honest", None: "undecided"}[cx.get("honest")]
-        parts.append(f"complexity claimed {cx.get('claimed')}, measured {cx['measured']} ({honest})")
-    cl = v.get("class") or {}
-    if cl.get("consistent") is not None:
-        parts.append("class claim consistent" if cl["consistent"] else "class claim inconsistent")
-    ph = v.get("physics") or {}
-    checks = ph.get("checks") or []
+        parts.append(f"verified up to n={num.largest_n_verified}")
+    cx = v.complexity
+    if cx.measured is not None:
+        honest = {True: "honest", False: "NOT honest", None: "undecided"}[cx.honest]
+        parts.append(f"complexity claimed {cx.claimed}, measured {cx.measured} ({honest})")
+    if v.class_.consistent is not None:
+        parts.append("class claim consistent" if v.class_.consistent else "class claim inconsistent")
+    checks = v.physics.checks
     if checks:
-        parts.append(f"physics checks {sum(1 for c in checks if c.get('passed'))}/{len(checks)} passed")
-    viol = (v.get("sandbox") or {}).get("violations") or []
-    if viol:
-        parts.append(f"sandbox violations: {', '.join(viol)}")
+        parts.append(f"physics checks {sum(1 for c in checks if c.passed)}/{len(checks)} passed")
+    if v.sandbox.violations:
+        parts.append(f"sandbox violations: {', '.join(v.sandbox.violations)}")
     return "; ".join(parts)
 
 
-def failed_checks_text(v: dict | None) -> str:
-    """The full report of every failed check of a Verdict dict ('' for an accepted or missing one)."""
-    if not v or v.get("verdict") == "accept":
+def failed_checks_text(v: Verdict | None) -> str:
+    """The full report of every failed check of a Verdict ('' for an accepted or missing one)."""
+    if v is None or v.accepted:
         return ""
-    fb = (v.get("feedback") or "").strip()
+    fb = (v.feedback or "").strip()
     lines = [fb] if fb else []
-    for reason in (v.get("class") or {}).get("reasons") or []:
+    for reason in v.class_.reasons:
         if reason not in fb:
             lines.append(f"- class check: {reason}")
-    for c in (v.get("physics") or {}).get("checks") or []:
-        if not c.get("passed") and c.get("detail", "") not in fb:
-            lines.append(f"- physics check {c.get('name')}: {c.get('detail')}")
+    for c in v.physics.checks:
+        if not c.passed and c.detail not in fb:
+            lines.append(f"- physics check {c.name}: {c.detail}")
     return "\n".join(lines)

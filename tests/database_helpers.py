@@ -1,4 +1,4 @@
-"""Synthetic judged programs for the database tests: real Verdict dicts, tiny distinct codes."""
+"""Synthetic judged programs for the database tests: real Verdicts, tiny distinct codes."""
 
 from evaluators.verdict import Complexity, Numerical, Rung, Verdict
 from search.database import Program
@@ -16,7 +16,7 @@ def verdict(accept=True, n=64, measured=POLY2, passed=True, honest=True, consist
                 Complexity("O(n^2)", measured, honest))
     v.class_.claimed, v.class_.consistent, v.physics.passed = "transfer_matrix", consistent, physics
     v.sandbox.violations = list(violations)
-    return v.to_dict()
+    return v
 
 
 def code(c=1.0, extra=""):

@@ -11,12 +11,16 @@ import pytest
 
 from conftest import FIXTURES, fixture_candidates
 from evaluators.verdict import Verdict
-from evolve import cmd_bench
-from evolve.cli import UsageError
-from search.bench import StructuralRefineProposer
-from search.bench_metrics import bench_table, group_metrics, trial_summary
-from search.refine import refine
-from search.scripted_server import Reply, Rule, ScriptedServer
+from evolve.commands import bench as cmd_bench
+from evolve.commands.common import UsageError
+from evolve.bench.metrics import bench_table, group_metrics, trial_summary
+from evolve.bench.trial import RefineRound, RefineTrace, run_refine_trial
+from evolve.engine.workers import ProposerWorker
+from search.database import score_of
+from search.proposers import ProposerContext
+from search.proposers.structural import StructuralOptions
+from search.records import Evaluation
+from doubles.scripted_server import Reply, Rule, ScriptedServer
 from tasks.registry import get_task
 
 KEY_ENV = "STATMECH_TEST_LLM_KEY"
@@ -185,14 +189,16 @@ def test_structural_rounds_mutate_the_previous_candidate():
     task = get_task("P03")
     seen = []
 
-    def verify_fn(task, sub, options, sandbox):
-        seen.append(sub.code)
-        v = Verdict(task=task.id)
-        v.numerical.passed = v.numerical.probes = 1
-        v.verdict = "accept" if len(seen) == 3 else "reject"
-        return v
+    class Evaluator:
+        def evaluate(self, cand):
+            seen.append(cand.code)
+            v = Verdict(task=task.id)
+            v.numerical.passed = v.numerical.probes = 1
+            v.verdict = "accept" if len(seen) == 3 else "reject"
+            return Evaluation(cand.id, v, score_of(v, cand.code))
 
-    trace = refine(task, StructuralRefineProposer(task, seed=3), rounds=5, sandbox=object(), verify_fn=verify_fn)
+    proposer = ProposerWorker(task.id, {"structural": StructuralOptions()}, ProposerContext(seed=3))
+    trace = run_refine_trial(task.id, "canonical", 5, proposer, Evaluator(), seed=3)
     assert trace.accepted_round == 2 and len(trace.rounds) == 3
     cands = [r.candidate for r in trace.rounds]
     assert cands[0]["prompt_meta"]["operation"].startswith("initial")
@@ -206,15 +212,17 @@ def _record(task, variant, rounds, gold="transfer_matrix", judge=True, model="m"
     """A synthetic trial record: ``rounds`` = [(class, numerical passed, honest, accepted), ...]."""
     out = []
     for i, (cls, passed, honest, accepted) in enumerate(rounds):
-        verdict = None if passed is None else {
-            "verdict": "accept" if accepted else "reject",
-            "numerical": {"passed": passed, "largest_n_verified": 10 * (i + 1) if passed else 0},
-            "complexity": {"honest": honest}, "class": {"consistent": accepted}, "physics": {"passed": accepted}}
-        out.append({"index": i, "candidate": {"tractable_class": cls}, "verdict": verdict, "cost_usd": 0.5})
-    acc = next((i for i, r in enumerate(rounds) if r[3]), None)
+        verdict = None
+        if passed is not None:
+            verdict = Verdict(task=task, verdict="accept" if accepted else "reject")
+            verdict.numerical.passed, verdict.numerical.largest_n_verified = passed, 10 * (i + 1) if passed else 0
+            verdict.complexity.honest, verdict.class_.consistent, verdict.physics.passed = honest, accepted, accepted
+        out.append(RefineRound(index=i, prompt_id=None, prompt_kind="", model=model, response=None,
+                               candidate={"tractable_class": cls}, parse_error=None, verdict=verdict, feedback="",
+                               accepted=accepted, cost_usd=0.5))
+    trace = RefineTrace(task, variant, 5, out, "accepted" if any(r[3] for r in rounds) else "rounds exhausted")
     return {"model": model, "task": task, "variant": variant, "gold_class": gold, "wall_seconds": 2.0,
-            "settings": {"rounds": 5, "judge": judge},
-            "trace": {"rounds": out, "accepted_round": acc, "cost_usd": 0.5 * len(out)}}
+            "settings": {"rounds": 5, "judge": judge}, "trace": trace.to_dict()}
 
 
 def test_metrics_on_controlled_records():

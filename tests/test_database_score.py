@@ -30,8 +30,7 @@ def test_score_order():
     assert score_of(verdict(), short) > score_of(verdict(), long_)              # shorter code breaks ties
     commented = "# why this works: bonds are independent\n" + code(1.0).replace("return", '"""doc"""\n    return')
     assert score_of(verdict(), commented) == score_of(verdict(), short)        # comments cost nothing
-    failed = [score_of(None, code()), score_of(verdict(), None), score_of({"numerical": 3}, code()),
-              score_of(verdict(violations=["open"]), code())]
+    failed = [score_of(None, code()), score_of(verdict(), None), score_of(verdict(violations=["open"]), code())]
     assert all(f < s(accept=False, passed=False, n=0) for f in failed)         # failures rank lowest
     assert all(type(x) is float for x in s()) and all(type(x) is float for x in failed[0])
 

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from evolve.journal import (JOURNAL_SCHEMA, Journal, JournalCorruptError, JournalLockedError,
+from evolve.store.journal import (JOURNAL_SCHEMA, Journal, JournalCorruptError, JournalLockedError,
                             JournalSchemaError, encode_frame, read_header, read_journal)
 
 

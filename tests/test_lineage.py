@@ -8,9 +8,11 @@ import types
 import pytest
 
 from evaluators.verdict import ClassCheck, Complexity, Numerical, Verdict
-from evolve import cli, cmd_inspect, journal
-from evolve.lineage import LineageError, ancestry, run_summary, top_programs
-from evolve.run_store import RunStore
+from evolve import cli
+from evolve.commands import inspect as cmd_inspect
+from evolve.store import journal
+from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
+from evolve.store.run_store import RunStore
 from search.candidate import Candidate
 
 BASE = "def Z_efficient(params, n):\n    import math\n    return 2.0 ** n\n"

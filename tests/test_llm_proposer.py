@@ -1,5 +1,6 @@
-"""The LLM proposer end to end through litellm against the scripted server: answers, failures,
-retries, timeouts, budget, cost, model choice and the bandit."""
+"""The LLM client end to end through litellm against the scripted server: answers, failures,
+retries, timeouts, cost, model choice and the bandit (token and dollar budgets are the engine's:
+tests/test_refine.py)."""
 
 import json
 
@@ -7,13 +8,12 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES
-from search.budget import Budget, BudgetExhausted
 from search.candidate import Candidate
-from search.llm_config import LLMConfig, ModelSpec
-from search.llm_proposer import LLMProposer
-from search.model_bandit import ModelBandit, improvement_reward
+from search.llm.config import LLMConfig, ModelSpec
+from search.llm.client import LLMClient
+from search.llm.bandit import ModelBandit, improvement_reward
 from search.prompt_builder import PromptBuilder
-from search.scripted_server import Reply, Rule, ScriptedServer
+from doubles.scripted_server import Reply, Rule, ScriptedServer
 from tasks.registry import get_task
 
 KEY_ENV = "STATMECH_TEST_LLM_KEY"
@@ -29,11 +29,11 @@ def key(monkeypatch):
     return "sk-test"
 
 
-def proposer(server, *, budget=None, retries=2, timeout=5.0, sleeps=None, **spec):
+def proposer(server, *, retries=2, timeout=5.0, sleeps=None, **spec):
     spec = {"name": "openai/scripted-a", "api_base": server.base_url, "api_key_env": KEY_ENV,
             "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, **spec}
     cfg = LLMConfig(models=(ModelSpec(**spec),), retries=retries, backoff_base_s=0.5, request_timeout_s=timeout)
-    return LLMProposer(cfg, budget=budget, sleep=(sleeps.append if sleeps is not None else (lambda s: None)))
+    return LLMClient(cfg, sleep=(sleeps.append if sleeps is not None else (lambda s: None)))
 
 
 def test_a_correct_answer_becomes_a_candidate_with_usage_cost_and_provenance(key):
@@ -59,11 +59,10 @@ def test_reasoning_effort_is_sent_only_when_set(key):
 
 
 def test_malformed_json_is_a_failed_candidate_that_still_costs(key):
-    budget = Budget()
     with ScriptedServer([Rule(".", ['{"tractable_class": "gauge", "code": "def Z_efficient(p, n): return 1",'])]) as srv:
-        c = proposer(srv, budget=budget).propose("P01", PROMPT)
+        c = proposer(srv).propose("P01", PROMPT)
     assert not c.ok and c.error_kind == "parse" and "not valid JSON" in c.parse_error
-    assert c.tokens_out > 0 and budget.spent.tokens == c.tokens_in + c.tokens_out and budget.spent.requests == 1
+    assert c.tokens_in > 0 and c.tokens_out > 0 and c.cost_usd == pytest.approx(1e-6 * c.tokens_in + 2e-6 * c.tokens_out)
     assert Candidate.from_dict(c.to_dict()) == c
 
 
@@ -120,28 +119,6 @@ def test_auth_and_bad_request_errors_are_not_retried(key):
     assert "api error kind: bad_request" in b.notes
 
 
-def test_an_answer_that_exceeds_the_budget_is_kept_and_stops_further_proposals(key):
-    budget = Budget(max_tokens=5_000)
-    with ScriptedServer([Rule(".", [Reply(GOOD, prompt_tokens=900, completion_tokens=20_000), GOOD])]) as srv:
-        p = proposer(srv, budget=budget)
-        c = p.propose("P01", PROMPT)
-        assert c.ok and c.tokens_out == 20_000 and budget.exhausted
-        with pytest.raises(BudgetExhausted, match="token budget exhausted: 20900 of 5000"):
-            p.propose("P01", PROMPT)
-    assert len(srv.requests) == 1  # nothing was sent once the budget was gone
-
-
-def test_dollar_budget(key):
-    budget = Budget(max_usd=0.01)
-    with ScriptedServer([Rule(".", [GOOD], repeat_last=True)]) as srv:
-        p = proposer(srv, budget=budget, input_cost_per_token=1e-3)  # ~$0.5 per request
-        assert p.propose("P01", PROMPT).cost_usd > 0.01
-        with pytest.raises(BudgetExhausted, match="dollar budget"):
-            p.propose("P01", PROMPT)
-    restored = Budget.from_dict(budget.to_dict())
-    assert restored.exhausted and restored.spent == budget.spent
-
-
 def test_unknown_model_without_prices_costs_zero_with_a_note(key):
     with ScriptedServer([Rule(".", [GOOD])]) as srv:
         c = proposer(srv, input_cost_per_token=None, output_cost_per_token=None).propose("P01", PROMPT)
@@ -151,17 +128,17 @@ def test_unknown_model_without_prices_costs_zero_with_a_note(key):
 def test_weighted_model_choice_is_seeded_and_respects_zero_weight():
     cfg = LLMConfig(models=(ModelSpec("openai/a", weight=3.0), ModelSpec("openai/b", weight=1.0),
                             ModelSpec("openai/c", weight=0.0)))
-    p = LLMProposer(cfg, seed=5)
+    p = LLMClient(cfg, seed=5)
     seq = [p.choose_model().name for _ in range(400)]
-    assert seq[:20] == [LLMProposer(cfg, seed=5).choose_model().name] + seq[1:20]  # same seed, same draws
+    assert seq[:20] == [LLMClient(cfg, seed=5).choose_model().name] + seq[1:20]  # same seed, same draws
     assert "openai/c" not in seq and 0.65 < seq.count("openai/a") / 400 < 0.85
-    q = LLMProposer(cfg, seed=5)
+    q = LLMClient(cfg, seed=5)
     state = None
     for i in range(400):
         if i == 200:
             state = json.loads(json.dumps(q.state_dict()))
         q.choose_model()
-    r = LLMProposer(cfg, seed=99)
+    r = LLMClient(cfg, seed=99)
     r.load_state_dict(state)
     assert [r.choose_model().name for _ in range(200)] == seq[200:]
 
@@ -192,7 +169,7 @@ def test_bandit_reward_and_proposer_selection():
     assert improvement_reward(0.4, 0.5, 0.0) == 0.0 and improvement_reward(None, 0.5) == 0.0
     assert improvement_reward(0.7, None, 0.2) == pytest.approx(0.5)
     cfg = LLMConfig(models=(ModelSpec("openai/a"), ModelSpec("openai/b")), selection="bandit")
-    p = LLMProposer(cfg, seed=0)
+    p = LLMClient(cfg, seed=0)
     p.record_outcome("openai/a", 5.0, 0.001)
     assert [p.choose_model().name for _ in range(5)] == ["openai/b"] * 5  # an arm never tried comes first
     p.bandit = ModelBandit(["openai/a", "openai/b"])

@@ -4,6 +4,8 @@ policy deciding when the block appears, and the prompt recording whether it did.
 import msgpack
 import pytest
 
+from evaluators.verdict import ClassCheck, Numerical, Physics, PhysicsCheck, Verdict
+
 from conftest import FIXTURES
 from search.negative import (
     NegativeLedger, NegativeMemory, NegativePolicy, classify_method, diversity_per_100, method_families,
@@ -112,11 +114,10 @@ def test_evolve_prompt_records_whether_the_negative_block_was_used():
 def test_evolve_prompt_slots_parent_inspirations_failed_checks_hints_and_diff_format():
     task = get_task("P01")
     parent_code = "import math\n\n\n\ndef Z_efficient(params, n):\n    return 1.0\n"
-    verdict = {"verdict": "reject", "numerical": {"probes": 10, "failed": 10, "max_rel_err": 0.9, "largest_n_verified": 0},
-               "feedback": "Verifier ran on 10 (n, params) samples.\n10/10 samples failed.",
-               "class": {"reasons": ["claimed gauge but the couplings carry no disorder"]},
-               "physics": {"checks": [{"name": "beta0", "passed": False, "detail": "Z(beta=0) != 2^n"}]},
-               "sandbox": {"violations": []}}
+    verdict = Verdict(task="P01", verdict="reject", numerical=Numerical(probes=10, failed=10, max_rel_err=0.9),
+                      class_=ClassCheck(reasons=["claimed gauge but the couplings carry no disorder"]),
+                      physics=Physics(checks=[PhysicsCheck("beta0", False, "Z(beta=0) != 2^n")]),
+                      feedback="Verifier ran on 10 (n, params) samples.\n10/10 samples failed.")
     parent = ProgramView("par1", parent_code, "gauge", "O(n)", 0.4, verdict)
     other = ProgramView("insp1", "def Z_efficient(p, n):\n    return 2.0\n", "pfaffian", None, None, None)
     b = PromptBuilder(PromptConfig(hints=True, output_format="diff"))

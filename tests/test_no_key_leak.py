@@ -11,11 +11,14 @@ import pytest
 from conftest import FIXTURES
 from evaluators.verify import VerifyOptions
 from search.candidate import Candidate
-from search.llm_config import LLMConfig, ModelSpec
-from search.llm_proposer import LLMProposer, ProposerError
+from search.llm.config import LLMConfig, ModelSpec
+from doubles.scripted_server import Reply, Rule, ScriptedServer
+from evolve.bench.trial import run_refine_trial
+from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from search.llm.client import LLMClient, ProposerError
 from search.prompt_builder import PromptBuilder
-from search.refine import refine
-from search.scripted_server import Reply, Rule, ScriptedServer
+from search.proposers import ProposerContext
+from search.proposers.llm import LLMOptions
 from tasks.registry import get_task
 
 KEY_ENV = "STATMECH_LEAK_TEST_KEY"
@@ -55,14 +58,17 @@ def test_the_key_never_leaks(monkeypatch, caplog, capsys, sandbox):
     with ScriptedServer(script) as srv:
         spec = ModelSpec("openai/leaky", api_base=srv.base_url, api_key_env=KEY_ENV, input_cost_per_token=1e-6,
                          output_cost_per_token=1e-6)
-        p = LLMProposer(LLMConfig(models=(spec,), retries=1, backoff_base_s=0.0, request_timeout_s=0.4), sleep=lambda s: None)
+        llm = LLMConfig(models=(spec,), retries=1, backoff_base_s=0.0, request_timeout_s=0.4)
+        p = LLMClient(llm, sleep=lambda s: None)
         for _ in range(8):
             records.append(p.propose("P01", prompt, parent=parent))
         try:
             p.complete(prompt.messages)
         except ProposerError as exc:
             errors.append(exc)
-        trace = refine(get_task("P01"), p, rounds=2, verify_options=VerifyOptions(ladder=False, samples=1), sandbox=sandbox)
+        proposer = ProposerWorker("P01", {"llm": LLMOptions(weight=1.0)}, ProposerContext(llm=llm))
+        evaluator = EvaluatorWorker("P01", VerifyOptions(ladder=False, samples=1), sandbox=sandbox)
+        trace = run_refine_trial("P01", "canonical", 2, proposer, evaluator)
     # the script ran as intended: the key was sent, and echoed back in error messages
     assert all(r["authorization"] == f"Bearer {KEY}" for r in srv.requests)
     kinds = [(c.ok, c.error_kind) for c in records]
@@ -88,4 +94,4 @@ def test_config_cannot_hold_a_key(monkeypatch):
         LLMConfig.from_dict({"models": [{"name": "openai/a", "api_key": KEY}]})
     monkeypatch.setenv(KEY_ENV, KEY)
     cfg = LLMConfig(models=(ModelSpec("openai/a", api_key_env=KEY_ENV),))
-    scan([cfg.to_dict(), repr(cfg), repr(LLMProposer(cfg).__dict__)], "config")
+    scan([cfg.to_dict(), repr(cfg), repr(LLMClient(cfg).__dict__)], "config")

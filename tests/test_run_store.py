@@ -1,24 +1,25 @@
 """The run directory: layout, secrets refused, atomic snapshots with fallback, best program,
 status, log, reopening, and listing runs (broken ones included)."""
 
+import dataclasses
 import json
 import re
 
 import pytest
 import yaml
 
-from evolve.journal import encode_frame, read_journal
-from evolve.run_store import RunStore, RunStoreError, find_secrets, list_runs
+from evaluators.verdict import Numerical, Verdict
+from evolve.store.journal import encode_frame, read_journal
+from evolve.store.run_store import RunStore, RunStoreError, find_secrets, list_runs
+from search.candidate import Candidate
 
 CONFIG = {"task": "P04", "seed": 7, "llm": {"models": [{"name": "openai/m", "api_key_env": "STATMECH_TEST_KEY",
                                                       "max_output_tokens": 4096}]},
           "budget": {"max_tokens": 100000, "max_usd": 1.5}}
-CAND = {"id": "abc123", "task": "P04", "code": "def Z_efficient(params, n):\n    return 1.0\n",
-        "tractable_class": "transfer_matrix", "complexity_O": "O(n)", "proposer": "llm", "model": "openai/m",
-        "parent_ids": []}
-VERDICT = {"schema": 1, "task": "P04", "verdict": "accept",
-           "numerical": {"passed": True, "max_rel_err": 1e-12, "largest_n_verified": 4096, "rungs": []},
-           "feedback": ""}
+CAND = Candidate(id="abc123", task="P04", code="def Z_efficient(params, n):\n    return 1.0\n",
+                 tractable_class="transfer_matrix", complexity_O="O(n)", proposer="llm", model="openai/m")
+VERDICT = Verdict(task="P04", verdict="accept", numerical=Numerical(passed=True, max_rel_err=1e-12,
+                                                                     largest_n_verified=4096))
 
 
 def test_create_lays_out_the_run_directory(tmp_path):
@@ -105,14 +106,14 @@ def test_write_best_names_task_id_claims_and_verdict(tmp_path):
         store.write_best(CAND, VERDICT)
         text = (store.path / "best" / "program.py").read_text()
         head, code = text.split("\n\n", 1)
-        assert code == CAND["code"]
+        assert code == CAND.code
         for word in ("P04", "abc123", "transfer_matrix", "O(n)", "accept", "4096", store.run_id):
             assert word in head
         assert all(line.startswith("#") for line in head.splitlines())
-        assert json.loads((store.path / "best" / "verdict.json").read_text()) == VERDICT
-        assert json.loads((store.path / "best" / "candidate.json").read_text()) == CAND
+        assert Verdict.from_dict(json.loads((store.path / "best" / "verdict.json").read_text())) == VERDICT
+        assert Candidate.from_dict(json.loads((store.path / "best" / "candidate.json").read_text())) == CAND
         with pytest.raises(ValueError, match="no code"):
-            store.write_best({**CAND, "code": None}, VERDICT)
+            store.write_best(dataclasses.replace(CAND, code=None), VERDICT)
 
 
 def test_status_merges_counts_and_checks_the_state(tmp_path):

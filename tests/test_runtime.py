@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from evolve.config import config_from_dict
-from evolve.journal import read_journal
-from evolve.plan import Replay
-from evolve.progress import Progress
-from evolve.run_store import RunStore
+from evolve.store.journal import read_journal
+from evolve.engine.plan import Replay
+from evolve.engine.progress import Progress
+from evolve.store.run_store import RunStore
 
 ray = pytest.importorskip("ray")
 
@@ -42,7 +42,7 @@ def ray_cluster():
 
 
 def run(raw: dict, root: Path, **kw) -> RunStore:
-    from evolve.runtime import drive
+    from evolve.engine.runtime import drive
 
     cfg = config_from_dict(raw)
     store = RunStore.create(root, cfg.to_dict(), cfg.task)
@@ -97,7 +97,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
     before = {r["id"] for r in records(journal.parent, "evaluation")}
     assert before
 
-    from evolve.runtime import drive
+    from evolve.engine.runtime import drive
 
     store = RunStore.open(journal.parent)
     cfg = config_from_dict(store.config)
@@ -116,7 +116,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
 
 
 def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path):
-    from search.scripted_server import Reply, Rule, ScriptedServer
+    from doubles.scripted_server import Reply, Rule, ScriptedServer
 
     fixtures = Path(__file__).parent / "fixtures" / "candidates"
     import json
@@ -142,3 +142,28 @@ def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path)
     edges = [(pid, p["candidate"]["id"]) for p in props for pid in p["candidate"]["parent_ids"][:1]]
     assert edges, "later generations name their parents"
     assert sum(p["candidate"]["cost_usd"] for p in props) > 0
+
+
+@pytest.mark.parametrize("strategy", ["islands", "tree"])
+def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, strategy):
+    """tests/fixtures/legacy_runs: finished runs of the code before evolve/engine existed (commit
+    a7d685f), whose snapshots hold the whole search in the old database-actor layout."""
+    import shutil
+
+    from evolve import cli
+
+    run_dir = tmp_path / strategy
+    shutil.copytree(Path(__file__).parent / "fixtures" / "legacy_runs" / strategy, run_dir)
+    before = {r["id"] for r in records(run_dir, "evaluation")}
+    assert cli.main(["resume", str(run_dir), "--extra-proposals", "4", "--address", ray_cluster]) == 0
+    ids = [r["id"] for r in records(run_dir, "evaluation")]
+    assert len(ids) == len(set(ids)) and before <= set(ids)
+    assert len(records(run_dir, "proposal")) == 12  # 8 before, 4 more: nothing repeated
+    with RunStore.open(run_dir) as store:
+        state, _ = store.latest_snapshot()
+    assert state["schema"] == 2 and state["counters"]["proposals"] == 12
+    from search.database import normalised_hash
+
+    codes = {r["candidate"]["id"]: r["candidate"]["code"] for r in records(run_dir, "proposal")}
+    assert {normalised_hash(codes[i]) for i in before} <= set(state["seen"]), \
+        "the old run's programs still deduplicate new proposals"

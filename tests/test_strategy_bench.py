@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from search import scripted_scenario as sc
+from doubles import scripted_scenario as sc
+from evaluators.verdict import Verdict
 from search.prompt_builder import ProgramView, PromptBuilder
 from tasks.registry import get_task
 
@@ -19,9 +20,11 @@ os.environ.setdefault("SCRIPTED_TEST_KEY", "sk-scripted-test")
 
 BUILDER = PromptBuilder()
 DESCRIPTION = get_task(sc.TASK).description()
-DISAGREES = {"verdict": "reject", "feedback": "1/6 samples failed.\n- relative error 4.2e-04 >> 1e-06 -- your "
-             "computed Z disagrees with brute force."}
-LADDER_WRONG = {"verdict": "reject", "feedback": "At n=100 (beyond the probe sizes) your Z_efficient is wrong."}
+DISAGREES = Verdict(task=sc.TASK, verdict="reject", feedback="1/6 samples failed.\n- relative error 4.2e-04 >> 1e-06 "
+                    "-- your computed Z disagrees with brute force.")
+LADDER_WRONG = Verdict(task=sc.TASK, verdict="reject",
+                       feedback="At n=100 (beyond the probe sizes) your Z_efficient is wrong.")
+ACCEPTED = Verdict(task=sc.TASK, verdict="accept")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +48,7 @@ def code_of(reply: str) -> str | None:
         return None
 
 
-def view(code: str, verdict: dict | None) -> ProgramView:
+def view(code: str, verdict: Verdict | None) -> ProgramView:
     return ProgramView("g0000s00", code, sc.CLASS, sc.COMPLEXITY, 0.8, verdict)
 
 
@@ -64,45 +67,21 @@ def test_the_scripted_model_fixes_only_what_it_is_shown_with_the_right_feedback(
     assert sc.program_kind(code_of(fixed)) == "fixed formula"
     # without the verifier's words the wrong formula is not fixed (a first attempt comes instead)
     assert sc.program_kind(code_of(reply_to(evolve_prompt(view(sc.WRONG_CODE, None))))) != "fixed formula"
-    assert sc.program_kind(code_of(reply_to(evolve_prompt(view(sc.FIXED_CODE, {"verdict": "accept"}))))) == "log space"
-    assert code_of(reply_to(evolve_prompt(view(sc.LOG_CODE, {"verdict": "accept"})))) == sc.LOG_CODE
+    assert sc.program_kind(code_of(reply_to(evolve_prompt(view(sc.FIXED_CODE, ACCEPTED))))) == "log space"
+    assert code_of(reply_to(evolve_prompt(view(sc.LOG_CODE, ACCEPTED)))) == sc.LOG_CODE
     # a hybrid parent gets a higher threshold, whatever the inspirations show
     nxt = code_of(reply_to(evolve_prompt(view(sc.hybrid_code(24), LADDER_WRONG), [view(sc.WRONG_CODE, DISAGREES)])))
     assert nxt == sc.hybrid_code(32)
     assert code_of(reply_to(evolve_prompt(view(sc.hybrid_code(96), LADDER_WRONG)))) == sc.hybrid_code(96)
     # the paper's feedback prompt: the previous response and the verifier's report
-    prompt = BUILDER.paper_feedback(DESCRIPTION, sc.answer(sc.WRONG_CODE, "x"), DISAGREES["feedback"])
+    prompt = BUILDER.paper_feedback(DESCRIPTION, sc.answer(sc.WRONG_CODE, "x"), DISAGREES.feedback)
     assert sc.program_kind(code_of(reply_to(prompt.messages[-1]["content"]))) == "fixed formula"
 
 
-def refine_record(tmp_path: Path, verdicts: list) -> Path:
-    """A refine trace file of two trials whose rounds got ``verdicts`` (None: no code to judge)."""
-    def round_(i, v):
-        ok = v == "accept"
-        verdict = None if v is None else {"verdict": v, "numerical": {"passed": ok, "largest_n_verified": 100 * ok}}
-        return {"index": i, "accepted": ok, "candidate": {"code": sc.FIXED_CODE if ok else sc.WRONG_CODE},
-                "verdict": verdict}
-
-    rounds = [round_(i, v) for i, v in enumerate(verdicts)]
-    path = tmp_path / "refine.json"
-    path.write_text(json.dumps({"seed": 7, "trials": [{"rounds": rounds[:2]}, {"rounds": rounds[2:]}]}))
-    return path
-
-
-def test_refine_figures_are_read_from_the_trace_file(tmp_path):
-    from evolve.strategy_bench import metrics_from_refine
-
-    m = metrics_from_refine(refine_record(tmp_path, [None, "reject", "reject", "accept"]))
-    assert (m.strategy, m.seed, m.calls, m.evaluations, m.accepted) == ("refine", 7, 4, 3, 1)
-    assert (m.calls_to_first_accept, m.evaluations_to_first_accept, m.best_program) == (4, 3, "fixed formula")
-    never = metrics_from_refine(refine_record(tmp_path, [None, "reject", "reject"]))
-    assert never.calls_to_first_accept is None and never.best_program == "wrong formula"
-    assert never.best_fitness < m.best_fitness
-
-
 def test_islands_tree_and_refine_run_the_scenario_end_to_end(ray_cluster, tmp_path):
-    from evolve.journal import read_journal
-    from evolve.strategy_bench import BenchSetup, compare, format_table
+    from benchmarks.strategies import BenchSetup, compare, format_table
+    from evolve.store.events import EvaluationEvent, ProposalEvent, decode
+    from evolve.store.journal import read_journal
 
     setup = BenchSetup(budget=4, batch_size=2, samples=1, evaluators=1)
     lines = []
@@ -112,17 +91,17 @@ def test_islands_tree_and_refine_run_the_scenario_end_to_end(ray_cluster, tmp_pa
         assert row.calls <= setup.budget and row.records.startswith(str(tmp_path))
         # seed 0's model first writes the wrong formula: fixed after the verifier's report, accepted
         assert row.calls_to_first_accept is not None and row.best_program in ("fixed formula", "log space")
-    for row in rows[:2]:  # recount from the journal: the first accepted evaluation in program order
-        records = read_journal(Path(row.records) / "journal.msgpack").records
-        proposals = sorted((r["candidate"] for r in records if r["kind"] == "proposal"), key=lambda c: c["id"])
-        verdicts = {r["id"]: r["verdict"]["verdict"] for r in records if r["kind"] == "evaluation"}
-        first = next(i for i, c in enumerate(proposals, 1) if verdicts.get(c["id"]) == "accept")
-        assert row.calls == len(proposals) == setup.budget and row.calls_to_first_accept == first
-        assert sc.program_kind(proposals[first - 1]["code"]) == "fixed formula"
-        assert all(p["proposer"] == "llm" and p["prompt"] for p in proposals)
-    refine = json.loads(Path(rows[2].records).read_text())
-    kinds = [sc.program_kind(r["candidate"].get("code")) for t in refine["trials"] for r in t["rounds"]]
-    assert kinds[rows[2].calls_to_first_accept - 1] == "fixed formula"
+        # recount from the journal: the first accepted evaluation in program order
+        events = [decode(r) for r in read_journal(Path(row.records) / "journal.msgpack").records]
+        proposals = sorted((e.candidate for e in events if isinstance(e, ProposalEvent)), key=lambda c: c.id)
+        verdicts = {e.evaluation.id: e.evaluation.verdict.verdict for e in events if isinstance(e, EvaluationEvent)}
+        first = next(i for i, c in enumerate(proposals, 1) if verdicts.get(c.id) == "accept")
+        assert row.calls == len(proposals) and row.calls_to_first_accept == first
+        assert sc.program_kind(proposals[first - 1].code) == "fixed formula"
+        assert all(p.proposer == "llm" and p.prompt for p in proposals)
+    assert rows[0].calls == rows[1].calls == setup.budget
+    # refine stops at its first accepted program: wrong formula, then fixed after the paper's feedback prompt
+    assert rows[2].calls == rows[2].calls_to_first_accept == 2
     assert json.loads((tmp_path / "metrics.json").read_text())[2]["calls"] == rows[2].calls
     table = format_table(rows, setup.budget)
     assert "| refine | 0 |" in table and "| islands | 1/1 |" in table

@@ -266,8 +266,8 @@ def test_config_errors_name_the_key(tmp_path, raw, match):
 
 
 def test_run_directory_keeps_the_task_file_for_resume(tmp_path):
-    from evolve.journal import read_header
-    from evolve.run_store import RunStore, read_config
+    from evolve.store.journal import read_header
+    from evolve.store.run_store import RunStore, read_config
 
     original = tmp_path / "mine" / "diamond.py"
     original.parent.mkdir()
@@ -292,15 +292,19 @@ def test_run_directory_keeps_the_task_file_for_resume(tmp_path):
 WORKER_SCRIPT = """
 import json, sys
 from tasks.registry import task_ids
-from evolve.workers import EvaluatorWorker, ProposerWorker
+from evaluators.verify import VerifyOptions
+from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from search.proposers import ProposerContext
+from search.proposers.structural import StructuralOptions
+from search.records import ProposalRequest
 
 assert "DIAMOND" not in task_ids()
 files = json.load(sys.stdin)
-proposer = ProposerWorker("DIAMOND", 0, task_files=files)
-candidate = proposer.propose({"kind": "structural", "id": "g0000s00", "generation": 0, "slot": 0, "parent": None})
-evaluator = EvaluatorWorker("DIAMOND", {"samples": 1, "ladder": False, "judge": False}, task_files=files)
+proposer = ProposerWorker("DIAMOND", {"structural": StructuralOptions()}, ProposerContext(), task_files=files)
+candidate = proposer.propose(ProposalRequest("g0000s00", 0, 0, "structural"))
+evaluator = EvaluatorWorker("DIAMOND", VerifyOptions(samples=1, ladder=False, judge=False), task_files=files)
 try:
-    print(json.dumps(evaluator.evaluate(candidate)["verdict"]))
+    print(json.dumps(evaluator.evaluate(candidate).verdict.to_dict()))
 finally:
     evaluator.close()
 """
@@ -308,7 +312,7 @@ finally:
 
 def test_workers_in_a_fresh_process_get_the_task_as_text(tmp_path):
     """What drive() ships to Ray actors: a process that never saw the file proposes and judges."""
-    from evolve.runtime import task_file_payloads
+    from evolve.engine.runtime import task_file_payloads
 
     register_task_file(EXAMPLE)
     files = task_file_payloads("DIAMOND")
@@ -336,10 +340,10 @@ def test_launch_on_a_user_task_whose_file_is_gone(ray_cluster, tmp_path):
     """The workers are other processes: they get the task file's text from the driver, so the
     structural proposer writes a program for DIAMOND and an evaluator accepts it after the file is
     deleted from disk."""
-    from evolve.journal import read_journal
-    from evolve.progress import Progress
-    from evolve.run_store import RunStore
-    from evolve.runtime import drive
+    from evolve.store.journal import read_journal
+    from evolve.engine.progress import Progress
+    from evolve.store.run_store import RunStore
+    from evolve.engine.runtime import drive
 
     copy = tmp_path / "diamond.py"
     shutil.copy(EXAMPLE, copy)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from search.tree import Tree
+from search.strategies.tree import Tree
 
 ACCEPT = (2.0, 1.0, 3.0)
 REJECT = (1.0, 0.0, 1.0)
@@ -119,7 +119,7 @@ def test_random_trees_select_the_argmax_and_survive_a_checkpoint():
 def test_fresh_drafts_let_the_root_win_once_a_dead_end_is_visited_enough():
     """One node that only ever yields dead ends: without the root the tree rewrites it forever;
     with fresh drafts the root's bonus overtakes it after a few visits."""
-    from search.tree import ROOT
+    from search.strategies.tree import ROOT
 
     closed, open_ = Tree(1.2), Tree(1.2, fresh_drafts=True)
     for t in (closed, open_):

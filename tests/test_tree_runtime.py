@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from evolve.config import config_from_dict
-from evolve.journal import read_journal
-from evolve.plan import Replay
-from evolve.progress import Progress
-from evolve.run_store import RunStore
+from evolve.store.journal import read_journal
+from evolve.engine.plan import Replay
+from evolve.engine.progress import Progress
+from evolve.store.run_store import RunStore
 
 ray = pytest.importorskip("ray")
 
@@ -46,7 +46,7 @@ def quiet(cfg):
 
 
 def run(raw: dict, root: Path) -> RunStore:
-    from evolve.runtime import drive
+    from evolve.engine.runtime import drive
 
     cfg = config_from_dict(raw)
     store = RunStore.create(root, cfg.to_dict(), cfg.task)
@@ -77,7 +77,7 @@ def test_tree_run_completes_and_children_hang_under_judged_nodes(clean_run):
         if p["candidate"]["tree_parent"] is not None:
             assert p["candidate"]["parent_ids"][:1] == [p["candidate"]["tree_parent"]]
     state, _ = store.latest_snapshot()
-    tree = state["tree"]["tree"]
+    tree = state["strategy"]["tree"]
     assert {n["id"] for n in tree["nodes"]} == judged
     assert tree["total_visits"] == 4  # one visit per expansion of generation 1
     assert tree["drafts"] == parents[4:].count(None)  # fresh drafts are the root's visits
@@ -85,7 +85,7 @@ def test_tree_run_completes_and_children_hang_under_judged_nodes(clean_run):
 
 
 def test_budget_stop_then_resume_repeats_nothing_and_matches_an_uninterrupted_run(ray_cluster, clean_run, tmp_path):
-    from evolve.runtime import drive
+    from evolve.engine.runtime import drive
 
     first = run({**BASE, "budgets": {**BASE["budgets"], "proposals": 4, "evaluations": 4}}, tmp_path / "stopped")
     before = {r["id"] for r in records(first.path, "evaluation")}
@@ -96,7 +96,7 @@ def test_budget_stop_then_resume_repeats_nothing_and_matches_an_uninterrupted_ru
     cfg.budgets.proposals += 4  # what `evolve resume --extra-proposals 4` does
     cfg.budgets.evaluations += 4
     state, covered = store.latest_snapshot()
-    assert state["counters"]["generation"] == 1 and state["tree"]["tree"]["nodes"]
+    assert state["counters"]["generation"] == 1 and state["strategy"]["tree"]["nodes"]
     replay = Replay.from_records(read_journal(first.path / "journal.msgpack").records, covered)
     drive(cfg, store, state=state, replay=replay, progress=quiet(cfg))
     ids = [r["id"] for r in records(first.path, "evaluation")]

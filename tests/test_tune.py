@@ -9,15 +9,17 @@ import pytest
 import yaml
 
 from evolve.config import Config, ConfigError, config_from_dict, load_config
-from evolve.tune import apply, objective_value, parse_space, tuning_dir
-from evolve.tune_trial import evaluator_share
+from evolve.tuning.objective import objective_value
+from evolve.tuning.space import apply, parse_space
+from evolve.tuning.tune import tuning_dir
+from evolve.tuning.trial import evaluator_share
 
 ray = pytest.importorskip("ray")
 optuna = pytest.importorskip("optuna")
 
-SPACE = {"database.temperature": {"low": 0.01, "high": 1.0, "log": True},
+SPACE = {"strategies.islands.temperature": {"low": 0.01, "high": 1.0, "log": True},
          "ray.batch_size": {"choices": [1, 2]},
-         "tree.exploration_c": {"low": 0.5, "high": 2.0}}
+         "strategies.tree.exploration_c": {"low": 0.5, "high": 2.0}}
 
 
 @pytest.fixture(scope="module")
@@ -31,42 +33,47 @@ def ray_cluster():
 def test_parse_space_accepts_ranges_and_choices_and_names_bad_keys():
     base = Config().to_dict()
     space = parse_space({**SPACE, "budgets.evaluations": {"low": 2, "high": 8}}, base)
-    assert space["database.temperature"] == {"low": 0.01, "high": 1.0, "log": True, "int": False}
+    assert space["strategies.islands.temperature"] == {"low": 0.01, "high": 1.0, "log": True, "int": False}
     assert space["ray.batch_size"] == {"choices": [1, 2]}
     assert space["budgets.evaluations"]["int"] is True
-    bad = [({"database.colour": {"choices": [1]}}, "not a config key"),
-           ({"database": {"choices": [1]}}, "section"),
+    bad = [({"strategies.islands.colour": {"choices": [1]}}, "not a config key"),
+           ({"strategies.islands": {"choices": [1]}}, "section"),
            ({"seed": {"choices": [1, 2]}}, "cannot be tuned"),
            ({"run.root": {"choices": ["a"]}}, "cannot be tuned"),
-           ({"database.temperature": {"low": 1.0, "high": 0.5}}, "low < high"),
-           ({"database.temperature": {"low": 0.0, "high": 1.0, "log": True}}, "low > 0"),
-           ({"database.temperature": {"low": 0.1, "high": 1.0, "step": 2}}, "unknown keys"),
+           ({"strategies.islands.temperature": {"low": 1.0, "high": 0.5}}, "low < high"),
+           ({"strategies.islands.temperature": {"low": 0.0, "high": 1.0, "log": True}}, "low > 0"),
+           ({"strategies.islands.temperature": {"low": 0.1, "high": 1.0, "step": 2}}, "unknown keys"),
            ({"ray.batch_size": {"low": 1.5, "high": 4}}, "integer"),
            ({"ray.batch_size": {"choices": []}}, "non-empty")]
     for params, words in bad:
         with pytest.raises(ValueError, match=words):
             parse_space(params, base)
     with pytest.raises(ConfigError, match="tune.params"):
-        config_from_dict({"task": "P01", "tune": {"params": {"database.nope": {"choices": [1]}}}})
+        config_from_dict({"task": "P01", "tune": {"params": {"strategies.islands.nope": {"choices": [1]}}}})
     with pytest.raises(ConfigError, match="tune.objective"):
         config_from_dict({"task": "P01", "tune": {"objective": "fastest"}})
 
 
 def test_apply_sets_dotted_keys_on_a_copy():
     base = Config().to_dict()
-    out = apply(base, {"database.temperature": 0.5, "ray.batch_size": 2})
-    assert out["database"]["temperature"] == 0.5 and out["ray"]["batch_size"] == 2
-    assert base["database"]["temperature"] == 0.1 and base["ray"]["batch_size"] == 4
+    out = apply(base, {"strategies.islands.temperature": 0.5, "ray.batch_size": 2})
+    assert out["strategies"]["islands"]["temperature"] == 0.5 and out["ray"]["batch_size"] == 2
+    assert base["strategies"]["islands"]["temperature"] == 0.1 and base["ray"]["batch_size"] == 4
 
 
 def test_objectives_from_journal_records():
+    from evaluators.verdict import Verdict
+    from evolve.store.events import EvaluationEvent, ProposalEvent, encode
+    from search.candidate import Candidate
+    from search.records import Evaluation
+
     def ev(pid, verdict, score):
-        return {"kind": "evaluation", "id": pid, "verdict": {"verdict": verdict}, "score": score}
+        return encode(EvaluationEvent(Evaluation(pid, Verdict(task="P01", verdict=verdict), tuple(score))))
 
     low = [1.0, 0.0, 1.0, -3.0, -99.0, 0.5, 0.5, 0.5, -300.0]
     high = [2.0, 1.0, 4.0, 0.0, -1.0, 1.0, 1.0, 1.0, -200.0]
     # journal order is arrival order; the objective orders by program id
-    recs = [{"kind": "proposal"}, ev("g0001s00", "accept", high), ev("g0000s01", "reject", low),
+    recs = [encode(ProposalEvent(Candidate("g0000s00", "P01", code="x = 1"), 0, 0)), ev("g0001s00", "accept", high), ev("g0000s01", "reject", low),
             ev("g0000s00", "reject", low), ev("g0001s01", "accept", high)]
     assert objective_value(recs, "evaluations_to_first_accept", 10) == 3.0
     assert objective_value(recs[:4], "evaluations_to_first_accept", 10) == 3.0
@@ -109,7 +116,7 @@ def orphan_trials(storage: str, space: dict) -> None:
     import subprocess
     import sys
 
-    from evolve.tune import suggest
+    from evolve.tuning.space import suggest
 
     study = optuna.create_study(storage=storage, study_name="p01", direction="minimize")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -123,7 +130,7 @@ def orphan_trials(storage: str, space: dict) -> None:
 def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_best_config(ray_cluster, tmp_path):
     from optuna.trial import TrialState
 
-    from evolve.tune import TrialLog, tune
+    from evolve.tuning.tune import TrialLog, tune
 
     cfg_path, storage = study_config(tmp_path, parallel_trials=2)
     (tmp_path / "tuning").mkdir()
@@ -159,10 +166,10 @@ def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_be
     assert result.best_value == min(t.value for t in trials[2:])
     best = load_config(result.best_config)
     assert best.task == "P01" and best.strategy == "tree"
-    assert best.database.temperature == pytest.approx(result.best_params["database.temperature"])
+    assert best.strategies['islands'].temperature == pytest.approx(result.best_params["strategies.islands.temperature"])
     assert best.ray.batch_size == result.best_params["ray.batch_size"]
     assert best.ray.evaluator_cpus == 2.0, "the written config keeps the configured reservation"
-    assert 0.5 <= best.tree.exploration_c <= 2.0
+    assert 0.5 <= best.strategies['tree'].exploration_c <= 2.0
 
 
 @pytest.mark.slow
@@ -174,7 +181,7 @@ def test_sigkill_of_the_tuner_then_a_rerun_reruns_its_trials(ray_cluster, tmp_pa
 
     from optuna.trial import TrialState
 
-    from evolve.tune import TrialLog, tune
+    from evolve.tuning.tune import TrialLog, tune
 
     cfg_path, storage = study_config(tmp_path, parallel_trials=2)
     log = TrialLog(tmp_path / "tuning" / "p01" / "trials.jsonl")
@@ -196,7 +203,7 @@ def test_sigkill_of_the_tuner_then_a_rerun_reruns_its_trials(ray_cluster, tmp_pa
 
 
 def test_a_study_directory_of_a_lost_storage_is_refused(tmp_path):
-    from evolve.tune import tune
+    from evolve.tuning.tune import tune
 
     cfg_path, storage = study_config(tmp_path)
     (tmp_path / "tuning" / "p01" / "trial-0000").mkdir(parents=True)
@@ -220,7 +227,7 @@ def test_a_trial_of_a_user_task_runs_from_the_shipped_text_alone(ray_cluster, tm
     from pathlib import Path
 
     from evolve.config import load_config
-    from evolve.tune_trial import run_trial
+    from evolve.tuning.trial import run_trial
     from tasks import registry
 
     example = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "diamond_chain.yaml"

@@ -1,12 +1,14 @@
 """The database's configuration: islands, MAP-Elites grid, selection, migration, resets.
 
-Defaults: 4 islands (FunSearch uses 10 with far larger budgets; 4 keeps each island fed in a
-run of a few hundred evaluations), the four features of :mod:`search.database.features`,
-softmax selection at T = 0.05 on fitness in [0, 1], OpenEvolve's parent mix 0.2 / 0.7 / 0.1,
-two inspirations (the island's best and one elite of another cell, as many as the prompt
-shows), at most two programs per behaviour cluster, ring migration of the best program every
-50 evaluations. Resets are off by default (``reset_interval`` / ``stagnation_patience`` 0):
-short runs should not throw islands away.
+This is the ``database:`` section of a run config (``evolve.config``), with the defaults every
+run uses: 2 islands (FunSearch uses 10 with far larger budgets; two keep each island fed in a
+run of a few dozen evaluations), the four features of :mod:`search.database.features`, softmax
+selection at T = 0.1 on fitness in [0, 1], OpenEvolve's parent mix 0.2 / 0.7 / 0.1, two
+inspirations (the island's best and one elite of another cell, as many as the prompt shows), one
+program per behaviour cluster, ring migration of each island's best every 16 evaluations, and an
+island without a new best for 32 of its own evaluations re-seeded from a surviving one.
+Periodic resets of the weaker half are off (``reset_interval`` 0): short runs should not throw
+islands away.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ from search.database.features import DEFAULT_FEATURES, FeatureSpace
 from search.database.selection import ParentMix, make_strategy
 
 TOPOLOGIES = ("ring", "random")
+SELECTIONS = ("softmax", "power_law", "weighted", "uniform")
 
 
 @dataclass(frozen=True)
 class DatabaseConfig:
-    islands: int = 4
-    features: tuple = DEFAULT_FEATURES
+    islands: int = 2
+    features: tuple[str, ...] = DEFAULT_FEATURES
     length_bins: int = 10
     selection: str = "softmax"        # softmax | power_law | weighted | uniform
-    temperature: float = 0.05         # softmax T0
+    temperature: float = 0.1          # softmax T0
     temperature_period: int | None = None  # FunSearch decays T over 30000 evaluations
     power_alpha: float = 1.0
     exploration: float = 0.2
@@ -33,22 +36,35 @@ class DatabaseConfig:
     elite: float = 0.1
     num_inspirations: int = 2
     top_inspirations: int = 1         # of which the island's best (other than the parent)
-    max_per_cluster: int = 2
-    migration_interval: int = 50      # evaluations between migrations; 0 = never
+    max_per_cluster: int = 1
+    migration_interval: int = 16      # evaluations between migrations; 0 = never
     migration_count: int = 1          # best programs copied per island
     migration_topology: str = "ring"
     reset_interval: int = 0           # evaluations between weaker-half resets; 0 = never
     reset_fraction: float = 0.5
-    stagnation_patience: int = 0      # island evaluations without a new best; 0 = never
+    stagnation_patience: int = 32     # island evaluations without a new best; 0 = never
 
     def __post_init__(self):
         object.__setattr__(self, "features", tuple(self.features))
-        if self.islands < 1:
-            raise ValueError("islands must be at least 1")
-        if self.migration_topology not in TOPOLOGIES:
-            raise ValueError(f"migration_topology must be one of {TOPOLOGIES}")
-        if not 0.0 <= self.reset_fraction < 1.0:
-            raise ValueError("reset_fraction must be in [0, 1)")
+        checks = [
+            ("islands", 1 <= self.islands <= 64, "must be in [1, 64]"),
+            ("selection", self.selection in SELECTIONS, f"must be one of {', '.join(SELECTIONS)}"),
+            ("temperature", self.temperature > 0, "must be positive"),
+            ("temperature_period", self.temperature_period is None or self.temperature_period >= 1,
+             "must be at least 1 (or null)"),
+            ("num_inspirations", self.num_inspirations >= 0, "must be >= 0"),
+            ("top_inspirations", self.top_inspirations >= 0, "must be >= 0"),
+            ("max_per_cluster", self.max_per_cluster >= 1, "must be at least 1"),
+            ("migration_interval", self.migration_interval >= 0, "must be >= 0 (0 = never)"),
+            ("migration_count", self.migration_count >= 0, "must be >= 0"),
+            ("migration_topology", self.migration_topology in TOPOLOGIES, f"must be one of {', '.join(TOPOLOGIES)}"),
+            ("reset_interval", self.reset_interval >= 0, "must be >= 0 (0 = never)"),
+            ("reset_fraction", 0.0 <= self.reset_fraction < 1.0, "must be in [0, 1)"),
+            ("stagnation_patience", self.stagnation_patience >= 0, "must be >= 0 (0 = never)"),
+        ]
+        for name, ok, why in checks:
+            if not ok:
+                raise ValueError(f"{name} {why}")
         FeatureSpace(self.features, self.length_bins)
         self.strategy()
         self.mix()

@@ -31,6 +31,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from evaluators.verdict import Verdict
 from search.negative import classify_method
 from tasks.base import CLASS_LABELS
 
@@ -75,9 +76,9 @@ def class_label(claimed: str | None) -> str:
     return label if label in CLASS_LABELS else "unlisted"
 
 
-def descriptors(code: str | None, tractable_class: str | None, verdict: dict | None) -> dict:
+def descriptors(code: str | None, tractable_class: str | None, verdict: Verdict | None) -> dict:
     """Raw descriptors of one program (plain values), from which any configured grid is cut."""
-    measured = ((verdict or {}).get("complexity") or {}).get("measured") if isinstance(verdict, dict) else None
+    measured = verdict.complexity.measured if verdict is not None else None
     return {"method": classify_method(code), "class": class_label(tractable_class),
             "complexity": parse_measured(measured)[0], "lines": code_lines(code)}
 
@@ -107,27 +108,25 @@ class FeatureSpace:
         return "|".join(f"{name}={self.value(name, desc)}" for name in self.names) or "all"
 
 
-def rung_outcomes(verdict: dict | None) -> list:
+def rung_outcomes(verdict: Verdict | None) -> list:
     """``[[n, passed, round(log10 rel_err) or None], ...]`` in the order the rungs ran."""
-    rungs = (((verdict or {}).get("numerical") or {}).get("rungs") or []) if isinstance(verdict, dict) else []
     out = []
-    for r in rungs:
-        err = r.get("rel_err")
+    for r in (verdict.numerical.rungs if verdict is not None else []):
+        err = r.rel_err
         decade = None
         if err is not None and math.isfinite(err):
             decade = int(round(math.log10(err))) if err > 0 else -17
             decade = max(-17, decade)  # below double precision every error is "exact"
         elif err is not None:
             decade = 99  # inf / nan: a broken value
-        out.append([int(r.get("n", 0)), bool(r.get("passed")), decade])
+        out.append([int(r.n), bool(r.passed), decade])
     return out
 
 
-def behaviour_signature(verdict: dict | None) -> str:
+def behaviour_signature(verdict: Verdict | None) -> str:
     """A short digest of the rung outcomes, the verdict and the measured growth kind;
     ``"failed"`` for a program that has no verdict."""
-    if not isinstance(verdict, dict):
+    if verdict is None:
         return "failed"
-    measured = (verdict.get("complexity") or {}).get("measured")
-    key = [verdict.get("verdict"), parse_measured(measured)[0], rung_outcomes(verdict)]
+    key = [verdict.verdict, parse_measured(verdict.complexity.measured)[0], rung_outcomes(verdict)]
     return hashlib.sha256(json.dumps(key, separators=(",", ":")).encode()).hexdigest()[:16]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from evaluators.verdict import Verdict
 from search.database.dedup import canonical_code, digest
 from search.database.features import GROWTH_KINDS, UNBOUNDED_RATE, behaviour_signature, descriptors, parse_measured
 
@@ -46,29 +47,24 @@ def _quantise_rate(kind: str, rate: float) -> float:
     return min(UNBOUNDED_RATE, round(max(0.0, rate) / step) * step)
 
 
-def score_of(verdict: dict | None, code: str | None, canonical: str | None = None) -> tuple[float, ...]:
+def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = None) -> tuple[float, ...]:
     """The lexicographic score of a judged program (see the module docstring); pass
     ``canonical`` when ``canonical_code(code)`` is already at hand."""
     canon = canonical if canonical is not None else (canonical_code(code) if code else None)
     length = -float(len(canon if canon is not None else (code or "")))
-    try:
-        if not code or not isinstance(verdict, dict) or (verdict.get("sandbox") or {}).get("violations"):
-            raise ValueError("failed")
-        num = verdict.get("numerical") or {}
-        comp = verdict.get("complexity") or {}
-        kind, rate = parse_measured(comp.get("measured"))
-        n = max(0, int(num.get("largest_n_verified") or 0))
-        return (2.0 if verdict.get("verdict") == "accept" else 1.0,
-                1.0 if num.get("passed") else 0.0,
-                round(math.log2(1 + n), 9),
-                -float(GROWTH_KINDS.index(kind)),
-                -_quantise_rate(kind, rate),
-                _tri((verdict.get("physics") or {}).get("passed")),
-                _tri((verdict.get("class") or {}).get("consistent")),
-                _tri(comp.get("honest")),
-                length)
-    except (ValueError, TypeError, AttributeError):
+    if not code or verdict is None or verdict.sandbox.violations:
         return FAILED_SCORE[:-1] + (length,)
+    kind, rate = parse_measured(verdict.complexity.measured)
+    n = max(0, int(verdict.numerical.largest_n_verified or 0))
+    return (2.0 if verdict.accepted else 1.0,
+            1.0 if verdict.numerical.passed else 0.0,
+            round(math.log2(1 + n), 9),
+            -float(GROWTH_KINDS.index(kind)),
+            -_quantise_rate(kind, rate),
+            _tri(verdict.physics.passed),
+            _tri(verdict.class_.consistent),
+            _tri(verdict.complexity.honest),
+            length)
 
 
 # per unit of: status (0, 1, 2), numerical, size, growth, checks, length (each but status in [0, 1]);
@@ -100,7 +96,7 @@ class Program:
 
     id: str
     code: str
-    verdict: dict | None = None
+    verdict: Verdict | None = None
     tractable_class: str | None = None
     complexity_O: str | None = None
     confidence: float | None = None
@@ -115,7 +111,7 @@ class Program:
     copy_of: str | None = None
 
     @classmethod
-    def new(cls, id: str, code: str | None, verdict: dict | None = None, tractable_class: str | None = None,
+    def new(cls, id: str, code: str | None, verdict: Verdict | None = None, tractable_class: str | None = None,
             complexity_O: str | None = None, confidence: float | None = None, parent_ids=()) -> "Program":
         code = code or ""
         canon = canonical_code(code)
@@ -126,8 +122,8 @@ class Program:
                    descriptors=descriptors(code, tractable_class, verdict))
 
     @classmethod
-    def from_candidate(cls, candidate, verdict: dict | None) -> "Program":
-        """From a :class:`search.candidate.Candidate` (or anything with its attributes) and its Verdict dict."""
+    def from_candidate(cls, candidate, verdict: Verdict | None) -> "Program":
+        """From a :class:`search.candidate.Candidate` (or anything with its attributes) and its Verdict."""
         return cls.new(candidate.id, candidate.code, verdict, candidate.tractable_class, candidate.complexity_O,
                        candidate.confidence, candidate.parent_ids)
 
@@ -148,7 +144,8 @@ class Program:
         return tuple(-x for x in self.score) + (self.seq, self.id)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "code": self.code, "verdict": self.verdict, "tractable_class": self.tractable_class,
+        return {"id": self.id, "code": self.code, "verdict": None if self.verdict is None else self.verdict.to_dict(),
+                "tractable_class": self.tractable_class,
                 "complexity_O": self.complexity_O, "confidence": self.confidence,
                 "parent_ids": list(self.parent_ids), "score": [float(x) for x in self.score],
                 "signature": self.signature, "code_hash": self.code_hash, "descriptors": dict(self.descriptors),
@@ -160,6 +157,7 @@ class Program:
         d["score"] = tuple(float(x) for x in d["score"])
         d["parent_ids"] = list(d.get("parent_ids", []))
         d["descriptors"] = dict(d.get("descriptors", {}))
+        d["verdict"] = None if d.get("verdict") is None else Verdict.from_dict(d["verdict"])
         return cls(**d)
 
     def copy_as(self, new_id: str, island: int, seq: int) -> "Program":

@@ -50,6 +50,7 @@ def default_options(space: dict) -> dict:
 
 def get_template(name: str):
     """The template module called ``name`` (KeyError naming the known ones)."""
+    # the template modules import this package (Claims, render): importing them at the top is a cycle
     from search.structural.templates import (chain, enumeration, gauge_magnetisation, planar_pfaffian,
                                              row_transfer, tensor_contraction)
     known = {m.NAME: m for m in (chain, row_transfer, planar_pfaffian, gauge_magnetisation,

@@ -1,0 +1,160 @@
+"""`evolve lineage`, `evolve show`, `evolve runs`: look inside run directories (read-only).
+
+They read the journal without taking its append lock, so they work on live runs as well.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evolve.commands.common import UsageError
+from evolve.store.journal import JournalError
+from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
+from evolve.store.run_store import RunStoreError, list_runs
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "lineage", help="show the ancestry of a run's best program (or of one program)",
+        description=("Print the ancestry of the run's best program (highest score), root first: for each "
+                     "ancestor its id, proposer and model, claimed class and complexity, verdict, largest "
+                     "verified n, and the unified diff of its code from its parent."))
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("--program", metavar="ID", help="follow this program instead of the best one "
+                                                   "(a unique prefix of its id is enough; `evolve show` lists ids)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(run=run_lineage)
+
+    p = sub.add_parser(
+        "show", help="summarise a run: best programs, counts, cost, time",
+        description=("Summarise a run from its journal: the best programs, proposal and evaluation counts, "
+                     "failed proposals, cost in USD and tokens, wall time and proposals per minute, "
+                     "per-proposer and per-model counts, the class labels claimed."))
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("--top", type=int, default=5, metavar="K", help="how many best programs to list (default 5)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(run=run_show)
+
+    p = sub.add_parser(
+        "runs", help="list run directories, newest first",
+        description=("List the run directories under ROOT, newest first, with task, state and counts. "
+                     "Broken directories are listed as 'unreadable' with the reason; 'stale' means the run "
+                     "claims to be running but no process holds its journal (it can be resumed)."))
+    p.add_argument("--root", default="runs", metavar="ROOT", help="directory holding runs (default: runs)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(run=run_runs)
+
+
+def _guard(fn, *args, **kwargs):
+    """Run ``fn``; problems with the run directory become one-line usage errors."""
+    try:
+        return fn(*args, **kwargs)
+    except (RunStoreError, JournalError, LineageError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+
+
+def _fmt_score(score) -> str:
+    if score is None:
+        return "-"
+    return "[" + ", ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in score) + "]"
+
+
+def _one_line(a) -> str:
+    n = "-" if a.largest_n_verified is None else a.largest_n_verified
+    err = f", max rel err {a.max_rel_err:.1e}" if isinstance(a.max_rel_err, float) else ""
+    return (f"class {a.class_claim or '-'}, {a.complexity_claim or 'O(?)'}; verdict {a.verdict or 'not evaluated'}"
+            f", largest n verified {n}{err}, score {_fmt_score(a.score)}")
+
+
+def run_lineage(args) -> int:
+    chain = _guard(ancestry, args.run_dir, args.program)
+    if args.json:
+        print(json.dumps({"run_dir": str(args.run_dir), "program": chain[-1].id,
+                          "ancestors": [a.to_dict() for a in chain]}, default=str))
+        return 0
+    what = "" if args.program else " (the best program)"
+    print(f"Ancestry of {chain[-1].id}{what} in {args.run_dir}, root first ({len(chain)} generation"
+          f"{'s' if len(chain) != 1 else ''}):")
+    for i, a in enumerate(chain, 1):
+        print(f"\n[{i}/{len(chain)}] {a.id}  {a.proposer or '?'} / {a.model or '-'}")
+        print(f"      {_one_line(a)}")
+        if not a.parent_ids:
+            print("      root (no parent)")
+        elif not a.parent_in_run:
+            print(f"      parent {a.parent_ids[0]} is not in this run")
+        elif not a.diff_from_parent:
+            print(f"      same code as parent {a.parent_ids[0]}")
+        else:
+            extra = f" (inspirations: {', '.join(a.parent_ids[1:])})" if len(a.parent_ids) > 1 else ""
+            print(f"      diff from {a.parent_ids[0]}{extra}:")
+            for line in a.diff_from_parent.splitlines():
+                print(f"        {line}")
+    return 0
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h {m:02d}m {sec:02d}s" if h else f"{m}m {sec:02d}s"
+
+
+def _counts(d: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
+
+
+def run_show(args) -> int:
+    if args.top < 0:
+        raise UsageError("--top must be >= 0")
+    summary = _guard(run_summary, args.run_dir)
+    top = _guard(top_programs, args.run_dir, args.top)
+    if args.json:
+        print(json.dumps({**summary, "top": [p.to_dict() for p in top]}, default=str))
+        return 0
+    s = summary
+    state = s["status"] or "unknown"
+    if s["finished"]:
+        state += f" ({s['finished']})"
+    print(f"Run {s['run_id']}  task {s['task']}  {state}  created {s['created']}")
+    failed = f" ({s['failed_proposals']} without code: {_counts(s['failed_by_kind'])})" if s["failed_proposals"] else ""
+    print(f"proposals {s['proposals']}{failed}; evaluations {s['evaluations']}: "
+          f"accepted {s['accepted']}, rejected {s['rejected']}")
+    ppm = "-" if s["proposals_per_minute"] is None else f"{s['proposals_per_minute']:.2f}"
+    print(f"cost ${s['cost_usd']:.4f}; tokens {s['tokens_in']} in / {s['tokens_out']} out; "
+          f"wall {_duration(s['wall_s'])}; proposals per minute {ppm}")
+    print(f"proposers: {_counts(s['by_proposer'])}; models: {_counts(s['by_model'])}")
+    print(f"class labels claimed: {', '.join(s['class_labels']) or '-'}")
+    print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
+          f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
+    if not top:
+        print("no evaluated programs yet")
+        return 0
+    print(f"\nbest programs (of {s['evaluations']} evaluated):")
+    print(f"  {'#':>2}  {'id':14}  {'score':24}  {'verdict':7}  {'n verified':>10}  {'class':20}  {'claim O':12}  source")
+    for i, p in enumerate(top, 1):
+        n = "-" if p.largest_n_verified is None else str(p.largest_n_verified)
+        print(f"  {i:>2}  {p.id:14}  {_fmt_score(p.score):24}  {p.verdict or '-':7}  {n:>10}  "
+              f"{(p.class_claim or '-'):20}  {(p.complexity_claim or '-'):12}  {p.proposer or '?'}/{p.model or '-'}")
+    print(f"\n`evolve lineage {args.run_dir}` shows the best program's ancestry.")
+    return 0
+
+
+def run_runs(args) -> int:
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a directory (runs are created by `evolve launch`; pick another with --root)")
+    runs = list_runs(root)
+    if args.json:
+        print(json.dumps({"root": str(root), "runs": [vars(r) for r in runs]}, default=str))
+        return 0
+    if not runs:
+        print(f"no runs under {root}")
+        return 0
+    print(f"{'run id':32}  {'task':5}  {'status':11}  {'created':20}  counts")
+    for r in runs:
+        counts = r.reason or ", ".join(f"{k} {v}" for k, v in r.counts.items()) or "-"
+        print(f"{r.run_id:32}  {r.task or '-':5}  {r.status:11}  {r.created or '-':20}  {counts}")
+    return 0

@@ -1,0 +1,81 @@
+"""`evolve launch` and `evolve resume`: start a search from a config, or continue a killed one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evolve.commands.common import UsageError
+from evolve.config import ConfigError, config_from_dict, load_config
+from evolve.engine.plan import Replay
+from evolve.engine.runtime import drive
+from evolve.store.journal import read_journal
+from evolve.store.run_store import RunStore, RunStoreError
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "launch", help="start a search from a YAML config",
+        description="Start a search (a strategy - islands, tree or refine - on Ray) from a YAML config and write "
+                    "everything it does to a new run directory under run.root (default runs/). "
+                    "See configs/example.yaml for every key.")
+    p.add_argument("config", help="YAML run config, e.g. configs/p04.yaml")
+    p.add_argument("--address", help="join a Ray cluster ('auto', 'host:port' or 'ray://host:10001') instead of "
+                                     "starting one (overrides ray.address)")
+    p.add_argument("--run-root", help="directory for run directories (overrides run.root)")
+    p.add_argument("--seed", type=int, help="override the config's seed")
+    p.set_defaults(run=run_launch)
+
+    r = sub.add_parser(
+        "resume", help="continue a stopped or killed run",
+        description="Continue a run from its last snapshot and journal: nothing judged is lost or judged "
+                    "twice, and budgets continue where they stopped.")
+    r.add_argument("run_dir", help="the run directory, e.g. runs/20261130-061502-p04-3f9a")
+    r.add_argument("--extra-proposals", type=int, default=0, metavar="N",
+                   help="add N proposals (and N evaluations) to the budgets")
+    r.add_argument("--address", help="join a Ray cluster instead of starting one")
+    r.set_defaults(run=run_resume)
+
+
+def run_launch(args) -> int:
+    overrides = {} if args.seed is None else {"seed": args.seed}
+    try:
+        cfg = load_config(args.config, overrides)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    root = Path(args.run_root or cfg.run.root)
+    store = RunStore.create(root, cfg.to_dict(), cfg.task)
+    print(f"run directory: {store.path}", flush=True)
+    drive(cfg, store, address=args.address)
+    _report(store)
+    return 0
+
+
+def run_resume(args) -> int:
+    if args.extra_proposals < 0:
+        raise UsageError("--extra-proposals must be >= 0")
+    try:
+        store = RunStore.open(args.run_dir)
+        cfg = config_from_dict(store.config, base_dir=store.path)  # task_files: the run's own copies
+    except (RunStoreError, ConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    cfg.budgets.proposals += args.extra_proposals
+    cfg.budgets.evaluations += args.extra_proposals
+    snap = store.latest_snapshot()
+    state, covered = (snap if snap is not None else (None, 0))
+    contents = read_journal(store.path / "journal.msgpack")
+    replay = Replay.from_records(contents.records, covered)
+    print(f"resuming {store.path} from generation {state['counters']['generation'] if state else 0} "
+          f"({len(replay.proposals)} proposals and {len(replay.evaluations)} evaluations taken from the journal)",
+          flush=True)
+    drive(cfg, store, address=args.address, state=state, replay=replay)
+    _report(store)
+    return 0
+
+
+def _report(store) -> None:
+    best = store.path / "best" / "program.py"
+    if best.exists():
+        print(f"best program: {best}")
+        print(f"its lineage:  evolve lineage {store.path}")
+    else:
+        print("no program was evaluated")

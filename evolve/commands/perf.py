@@ -1,0 +1,51 @@
+"""`evolve perf`: measured performance of the sandbox and the exact methods, with baselines.
+
+(The search strategies are compared on a scripted model by tests/benchmarks/strategies.py,
+``make bench-strategies``: the scripted model is a test double and lives with the tests.)"""
+
+from __future__ import annotations
+
+import json
+
+from evaluators.oracles.brute_perf import measure_brute
+from evaluators.oracles.oracle_perf import format_rows, measure_oracles
+from evaluators.sandbox.perf import measure_overhead
+
+
+def register(sub) -> None:
+    p = sub.add_parser("perf", help="measure performance against baselines",
+                       description="Measure one component and print the figures with the baseline they replace.")
+    p.add_argument("what", choices=["sandbox", "brute", "oracles"], help="sandbox: per-evaluation "
+                   "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
+                   "oracles: each task's exact method at several sizes against the baseline it replaces")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--repeats", type=int, default=30, help="runs per measurement (sandbox)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if args.what == "sandbox":
+        r = measure_overhead(repeats=args.repeats)
+        if args.json:
+            print(json.dumps(r))
+        else:
+            print(f"sandbox (warm fork server): median {r['sandbox_median_s'] * 1e3:8.2f} ms   p90 {r['sandbox_p90_s'] * 1e3:8.2f} ms")
+            print(f"fresh interpreter (paper) : median {r['fresh_median_s'] * 1e3:8.2f} ms   p90 {r['fresh_p90_s'] * 1e3:8.2f} ms")
+            print(f"ratio fresh / sandbox     : {r['ratio']:.1f}x")
+        return 0
+    if args.what == "oracles":
+        rows = measure_oracles()
+        print(json.dumps(rows) if args.json else format_rows(rows))
+        return 0
+    r = measure_brute()
+    if args.json:
+        print(json.dumps(r))
+        return 0
+    print(f"brute force on a random 3-regular +-1 graph (P06), {r['threads']} threads, "
+          f"JIT compile {r['compile_seconds']:.1f} s (once, then cached)")
+    print(f"{'n':>4}  {'states':>12}  {'Gray-code float':>16}  {'M states/s':>10}  {'int64 histogram':>16}  {'M states/s':>10}")
+    for n, row in sorted(r["sizes"].items(), key=lambda kv: int(kv[0])):
+        print(f"{int(n):>4}  {row['enumerated_states']:>12}  {row['float_seconds']:>14.2f} s  "
+              f"{row['float_configs_per_second'] / 1e6:>10.0f}  {row['histogram_seconds']:>14.2f} s  "
+              f"{row['histogram_configs_per_second'] / 1e6:>10.0f}")
+    return 0

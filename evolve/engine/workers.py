@@ -1,0 +1,66 @@
+"""The two worker kinds of a search, as plain classes (the runtime wraps them in Ray actors, or
+calls them in-process).
+
+A proposer worker holds one instance of every proposer the run mixes and answers
+:class:`~search.records.ProposalRequest` s; an evaluator worker judges one
+:class:`~search.candidate.Candidate` in its own warm sandbox and returns an
+:class:`~search.records.Evaluation`. Only these typed records cross process boundaries, never
+the population. A user task reaches a worker as its file's text
+(``tasks.registry.TaskFile.payload``), registered at start-up: a worker may be on another node.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from evaluators.sandbox import Sandbox
+from evaluators.verify import VerifyOptions, verify
+from search.candidate import Candidate
+from search.database import score_of
+from search.proposers import ProposerContext, proposer_class
+from search.records import Evaluation, ProposalRequest
+from tasks.registry import get_task, register_task_payloads
+
+
+class ProposerWorker:
+    """Builds candidates with the proposers whose weight is positive (``sections``: name -> options)."""
+
+    def __init__(self, task_id: str, sections: dict, context: ProposerContext, task_files: list[dict] | None = None):
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must never fetch its price table
+        self.task = _task(task_id, task_files)
+        self.proposers = {name: proposer_class(name)(self.task, options, context)
+                          for name, options in sections.items() if options.weight > 0}
+
+    def propose(self, request: ProposalRequest) -> Candidate:
+        return self.proposers[request.proposer].propose(request)
+
+
+class EvaluatorWorker:
+    """Judges candidates with its own warm sandbox (or one it is given, which it then does not close)."""
+
+    def __init__(self, task_id: str, options: VerifyOptions, task_files: list[dict] | None = None,
+                 sandbox: Sandbox | None = None):
+        self.task = _task(task_id, task_files)
+        self.options = options
+        self._own = sandbox is None
+        self.sandbox = sandbox or Sandbox()
+        self.where = f"{socket.gethostname()}:{os.getpid()}"
+
+    def evaluate(self, candidate: Candidate) -> Evaluation:
+        start = time.perf_counter()
+        verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox)
+        return Evaluation(candidate.id, verdict, score_of(verdict, candidate.code), time.perf_counter() - start,
+                          self.where)
+
+    def close(self) -> None:
+        if self._own:
+            self.sandbox.close()
+
+
+def _task(task_id: str, task_files: list[dict] | None):
+    """The task, after registering the user task files shipped with the request: a worker is its
+    own process (maybe on another node), so it gets the files' text, not their paths."""
+    register_task_payloads(task_files)
+    return get_task(task_id)

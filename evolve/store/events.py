@@ -1,0 +1,131 @@
+"""The run's events, typed, and the one codec between them and the journal's plain records.
+
+The journal (:mod:`evolve.store.journal`, schema 1) stores plain msgpack dicts with a ``kind``;
+everything above it works with the dataclasses here. :func:`encode` and :func:`decode` are the
+only places that know the record layout:
+
+- ``proposal``: ``candidate`` (``Candidate.to_dict()`` plus where it was made: ``generation``,
+  ``slot``, ``island`` (the niche: island, or 0) and strategy fields such as ``tree_parent``);
+- ``evaluation``: ``id``, ``verdict`` (``Verdict.to_dict()``), ``score``, ``seconds``, ``worker``;
+- ``duplicate``: ``id`` and ``of`` (the program with the same normalised code; absent in old runs);
+- ``promotion``: ``id``, ``score`` (a new best program);
+- ``migration`` / ``reset``: the database's MigrationEvent / ResetEvent fields;
+- ``budget``: the run's counters at a snapshot; ``snapshot``: ``file``, ``journal_seq``;
+- ``finish``: ``reason``.
+
+Records of kinds this version does not know decode to None (readers skip them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from search.candidate import Candidate
+from search.database.events import MigrationEvent, ResetEvent
+from search.records import Evaluation
+
+_PLACEMENT = ("generation", "slot", "island")
+
+
+@dataclass(frozen=True)
+class ProposalEvent:
+    candidate: Candidate
+    generation: int
+    slot: int
+    island: int = 0
+    extra: dict = field(default_factory=dict)   # strategy fields journaled with the proposal
+
+
+@dataclass(frozen=True)
+class EvaluationEvent:
+    evaluation: Evaluation
+
+
+@dataclass(frozen=True)
+class DuplicateEvent:
+    id: str
+    of: str | None = None
+
+
+@dataclass(frozen=True)
+class PromotionEvent:
+    id: str
+    score: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class BudgetEvent:
+    counters: dict
+
+
+@dataclass(frozen=True)
+class SnapshotEvent:
+    file: str
+    journal_seq: int
+
+
+@dataclass(frozen=True)
+class FinishEvent:
+    reason: str
+
+
+Event = (ProposalEvent | EvaluationEvent | DuplicateEvent | PromotionEvent | MigrationEvent | ResetEvent
+         | BudgetEvent | SnapshotEvent | FinishEvent)
+
+
+def encode(event) -> dict:
+    """The journal record of ``event`` (without ``seq`` and ``t``, which the journal adds)."""
+    if isinstance(event, ProposalEvent):
+        return {"kind": "proposal", "candidate": {**event.candidate.to_dict(), "generation": event.generation,
+                                                  "slot": event.slot, "island": event.island, **event.extra}}
+    if isinstance(event, EvaluationEvent):
+        return {"kind": "evaluation", **event.evaluation.to_dict()}
+    if isinstance(event, DuplicateEvent):
+        return {"kind": "duplicate", "id": event.id, "of": event.of}
+    if isinstance(event, PromotionEvent):
+        return {"kind": "promotion", "id": event.id, "score": [float(x) for x in event.score]}
+    if isinstance(event, MigrationEvent):
+        return {"kind": "migration", **event.to_dict()}
+    if isinstance(event, ResetEvent):
+        return {"kind": "reset", **event.to_dict()}
+    if isinstance(event, BudgetEvent):
+        return {"kind": "budget", **event.counters}
+    if isinstance(event, SnapshotEvent):
+        return {"kind": "snapshot", "file": event.file, "journal_seq": int(event.journal_seq)}
+    if isinstance(event, FinishEvent):
+        return {"kind": "finish", "reason": event.reason}
+    raise TypeError(f"not a run event: {type(event).__name__}")
+
+
+def decode(record: dict):
+    """The event of a journal record; None for kinds this version does not know (and the header)."""
+    kind = record.get("kind")
+    if kind == "proposal":
+        raw = dict(record["candidate"])
+        known = {f.name for f in fields(Candidate)}
+        extra = {k: v for k, v in raw.items() if k not in known and k not in _PLACEMENT}
+        return ProposalEvent(Candidate.from_dict(raw), int(raw.get("generation", 0)), int(raw.get("slot", 0)),
+                             int(raw.get("island", 0)), extra)
+    if kind == "evaluation":
+        return EvaluationEvent(Evaluation.from_dict(record))
+    if kind == "duplicate":
+        return DuplicateEvent(str(record["id"]), record.get("of"))
+    if kind == "promotion":
+        return PromotionEvent(str(record["id"]), tuple(float(x) for x in record["score"]))
+    if kind == "migration":
+        return MigrationEvent(**_known(MigrationEvent, record))
+    if kind == "reset":
+        return ResetEvent(**_known(ResetEvent, record))
+    if kind == "budget":
+        return BudgetEvent({k: v for k, v in record.items() if k not in ("kind", "seq", "t")})
+    if kind == "snapshot":
+        return SnapshotEvent(str(record["file"]), int(record["journal_seq"]))
+    if kind == "finish":
+        return FinishEvent(str(record.get("reason", "")))
+    return None
+
+
+def _known(cls, record: dict) -> dict:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in record.items() if k in names}
+

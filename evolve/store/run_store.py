@@ -1,0 +1,331 @@
+"""The run directory: config, journal, snapshots, best program, log and status of one run.
+
+``runs/<run-id>/`` (run ids like ``20261130-061502-p04-3f9a`` sort by creation time, UTC):
+
+- ``config.yaml``: the resolved config, written once. Configs name environment variables
+  (``api_key_env``), never secrets: ``create`` refuses key-like fields with string values.
+- ``journal.msgpack``: the append-only journal (``evolve.store.journal``), the source of truth.
+- ``snapshots/snap-<seq>.msgpack``: periodic database snapshots (framed like journal records,
+  CRC-checked, written atomically; the newest three are kept).
+- ``best/program.py``, ``best/verdict.json``, ``best/candidate.json``: the current best.
+- ``run.log``: human log lines. ``status.json``: state and counts, rewritten atomically.
+- ``task_files/<name>.py`` and ``task_files/manifest.json`` (runs of a user task only): the exact
+  text of the task file the run used, with its origin path and SHA-256; ``config.yaml`` then
+  names the copy (``task_files: [task_files/<name>.py]``, relative to the run directory), so
+  ``evolve resume`` loads the task the run started with even if the original moved or changed.
+
+Nothing here reads or writes environment variables' values, except that ``log`` blanks out
+the values of the variables a config names, should a message ever carry one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets as _secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from evaluators.verdict import Verdict
+from evolve.store.events import SnapshotEvent, encode
+from evolve.store.journal import (Journal, JournalError, decode_frame, encode_frame, fsync_dir, journal_is_held,
+                                  now_iso, read_header)
+from search.candidate import Candidate
+from tasks.registry import user_task_file
+
+STATES = ("running", "finished", "failed", "interrupted")
+KEEP_SNAPSHOTS = 3
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|passwd)$|token|secret|password", re.I)
+_SECRET_VALUE = re.compile(r"^(sk|pk|rk)-[A-Za-z0-9_-]{16,}$|^gh[pousr]_[A-Za-z0-9]{20,}$|^xox[abp]-")
+
+
+class RunStoreError(Exception):
+    """A run directory that cannot be used, with the reason in plain words."""
+
+
+@dataclass
+class RunSummary:
+    """One line of ``evolve runs``. ``status`` is ``unreadable`` (with ``reason``) for broken dirs;
+    ``stale`` means status.json says running but no process holds the journal."""
+
+    run_id: str
+    path: str
+    task: str | None = None
+    status: str = "unknown"
+    created: str | None = None
+    counts: dict = field(default_factory=dict)
+    reason: str | None = None
+
+
+def _leaves(obj, where: str = "config"):
+    """(dotted path, key name, value) of every scalar in a nested config."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from (_leaves(v, f"{where}.{k}") if isinstance(v, (dict, list)) else [(f"{where}.{k}", str(k), v)])
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _leaves(v, f"{where}[{i}]") if isinstance(v, (dict, list)) else [(f"{where}[{i}]", "", v)]
+
+
+def find_secrets(config) -> list[str]:
+    """Dotted paths of config fields that look like secrets: a key-like name (``api_key``,
+    ``*_key``, ``*token*``, ``password``, ``secret``) holding a non-empty string, or any string
+    shaped like a provider key. Names ending in ``_env`` name variables and are allowed."""
+    return [path for path, name, v in _leaves(config) if isinstance(v, str) and v.strip() and (
+        (_SECRET_NAME.search(name) and not name.lower().endswith("_env")) or _SECRET_VALUE.match(v.strip()))]
+
+
+def _env_names(config) -> set[str]:
+    """Names of environment variables the config refers to (values of ``*_env`` fields)."""
+    return {v for _, name, v in _leaves(config) if name.lower().endswith("_env") and isinstance(v, str)}
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new file, never a mix."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def new_run_id(task_id: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{task_id.lower()}-{_secrets.token_hex(2)}"
+
+
+def check_run_dir(path: str | Path) -> Path:
+    """``path`` if it looks like a run directory, else ``RunStoreError`` saying what is missing."""
+    path = Path(path)
+    if not path.exists():
+        raise RunStoreError(f"{path} does not exist")
+    if not path.is_dir():
+        raise RunStoreError(f"{path} is not a directory")
+    missing = [n for n in ("config.yaml", "journal.msgpack") if not (path / n).is_file()]
+    if missing:
+        raise RunStoreError(f"{path} is not a run directory (missing {', '.join(missing)})")
+    return path
+
+
+TASK_FILES_DIR = "task_files"
+
+
+def _copy_task_file(run_dir: Path, task_file) -> None:
+    """The user task file's text and a manifest (origin, SHA-256) inside the run directory."""
+    folder = run_dir / TASK_FILES_DIR
+    folder.mkdir()
+    name = Path(task_file.path).name
+    atomic_write(folder / name, task_file.source.encode())
+    manifest = [{"task": task_file.task_id, "file": name, "sha256": task_file.sha256, "origin": task_file.path}]
+    atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2).encode())
+
+
+def read_config(path: Path) -> dict:
+    try:
+        config = yaml.safe_load((path / "config.yaml").read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise RunStoreError(f"{path}/config.yaml is unreadable: {exc}") from None
+    if not isinstance(config, dict):
+        raise RunStoreError(f"{path}/config.yaml does not hold a mapping")
+    return config
+
+
+def read_status(path: Path) -> dict | None:
+    try:
+        status = json.loads((Path(path) / "status.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return status if isinstance(status, dict) else None
+
+
+class RunStore:
+    """One run directory open for writing (holds the journal's append lock until ``close``)."""
+
+    def __init__(self, path: Path, config: dict, journal: Journal):
+        self.path = path
+        self.config = config
+        self.journal = journal
+        self._redact = sorted({os.environ[n] for n in _env_names(config) if len(os.environ.get(n, "")) >= 6},
+                              key=len, reverse=True)
+
+    @property
+    def run_id(self) -> str:
+        return self.journal.run_id
+
+    @property
+    def task(self) -> str | None:
+        return self.journal.header.get("task")
+
+    @classmethod
+    def create(cls, root: str | Path, config: dict, task_id: str, run_id: str | None = None) -> "RunStore":
+        """A new run directory under ``root``. Refuses configs that carry secrets. When ``task_id`` is a
+        registered user task, its file is copied in and the stored config names the copy."""
+        if not isinstance(config, dict):
+            raise RunStoreError("a run config is a mapping")
+        bad = find_secrets(config)
+        if bad:
+            raise RunStoreError(f"refusing to store secrets in the run directory ({', '.join(bad)}); put keys in "
+                                "environment variables and name them in api_key_env")
+        if run_id is not None and not _RUN_ID.match(run_id):
+            raise RunStoreError(f"run id {run_id!r} may hold only letters, digits, '.', '_' and '-'")
+        task_file = user_task_file(task_id)
+        if task_file is not None:
+            config = {**config, "task_files": [f"{TASK_FILES_DIR}/{Path(task_file.path).name}"]}
+        text = yaml.safe_dump(config, sort_keys=False)
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        for _ in range(20):
+            rid = run_id or new_run_id(task_id)
+            try:
+                (root / rid).mkdir()
+                break
+            except FileExistsError:
+                if run_id is not None:
+                    raise RunStoreError(f"run directory {root / rid} already exists") from None
+        else:
+            raise RunStoreError(f"could not find a free run id under {root}")
+        path = root / rid
+        (path / "snapshots").mkdir()
+        (path / "best").mkdir()
+        if task_file is not None:
+            _copy_task_file(path, task_file)
+        atomic_write(path / "config.yaml", text.encode())
+        header = {"task": task_id}
+        if task_file is not None:
+            header["task_file_sha256"] = task_file.sha256
+        journal = Journal.create(path / "journal.msgpack", rid, header)
+        store = cls(path, config, journal)
+        store.set_status("running")
+        store.log(f"created run {rid} for task {task_id}")
+        return store
+
+    @classmethod
+    def open(cls, path: str | Path) -> "RunStore":
+        """Open an existing run for appending (e.g. to resume it)."""
+        path = check_run_dir(path)
+        config = read_config(path)
+        try:
+            journal = Journal.open_append(path / "journal.msgpack")
+        except JournalError as exc:
+            raise RunStoreError(f"cannot open the journal of {path}: {exc}") from None
+        for tmp in (path / "snapshots").glob(".*.tmp-*"):
+            tmp.unlink(missing_ok=True)  # a snapshot write interrupted before its rename
+        return cls(path, config, journal)
+
+    def close(self) -> None:
+        self.journal.close()
+
+    def record(self, event) -> int:
+        """Journal one run event (``evolve.store.events``) durably; its sequence number."""
+        return self.journal.append(encode(event))
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- snapshots ---------------------------------------------------------------------------
+    def _snapshots(self) -> list[Path]:
+        return sorted((self.path / "snapshots").glob("snap-*.msgpack"))
+
+    def save_snapshot(self, state: dict, journal_seq: int) -> Path:
+        """Write ``state`` (covering the journal up to ``journal_seq``) atomically, keep the newest
+        three snapshots and journal a ``snapshot`` record."""
+        (self.path / "snapshots").mkdir(exist_ok=True)
+        target = self.path / "snapshots" / f"snap-{int(journal_seq):010d}.msgpack"
+        frame = encode_frame({"kind": "snapshot_state", "journal_seq": int(journal_seq), "state": state,
+                              "run_id": self.run_id, "t": time.time()})
+        atomic_write(target, frame)
+        for old in self._snapshots()[:-KEEP_SNAPSHOTS]:
+            old.unlink(missing_ok=True)
+        self.record(SnapshotEvent(target.name, int(journal_seq)))
+        return target
+
+    def latest_snapshot(self) -> tuple[dict, int] | None:
+        """(state, journal seq) of the newest readable snapshot; a damaged one is logged and skipped."""
+        for snap in reversed(self._snapshots()):
+            try:
+                found = decode_frame(snap.read_bytes(), 0)
+            except OSError:
+                found = None
+            if found is not None and found[0].get("kind") == "snapshot_state":
+                return found[0]["state"], int(found[0]["journal_seq"])
+            self.log(f"snapshot {snap.name} is damaged; falling back to an older one")
+        return None
+
+    # -- best, log, status -------------------------------------------------------------------
+    def write_best(self, candidate: Candidate, verdict: Verdict) -> None:
+        """The current best program, its verdict and its candidate record, each written atomically."""
+        if not isinstance(candidate.code, str):
+            raise ValueError(f"candidate {candidate.id!r} has no code to save as the best program")
+        num = verdict.numerical
+        head = [
+            f"# Best program of run {self.run_id}",
+            f"# task: {candidate.task or self.task}   id: {candidate.id}   "
+            f"proposer: {candidate.proposer}   model: {candidate.model}",
+            f"# class claim: {candidate.tractable_class}   complexity claim: {candidate.complexity_O}",
+            f"# verdict: {verdict.verdict}   largest n verified: {num.largest_n_verified}   "
+            f"max rel err: {num.max_rel_err}",
+        ]
+        best = self.path / "best"
+        best.mkdir(exist_ok=True)
+        atomic_write(best / "program.py", ("\n".join(h.replace("\n", " ") for h in head) + "\n\n" + candidate.code).encode())
+        atomic_write(best / "verdict.json", json.dumps(verdict.to_dict(), indent=2, default=str).encode())
+        atomic_write(best / "candidate.json", json.dumps(candidate.to_dict(), indent=2, default=str).encode())
+
+    def _scrub(self, text: str) -> str:
+        for value in self._redact:
+            text = text.replace(value, "[redacted]")
+        return text
+
+    def log(self, message: str) -> None:
+        """Append a timestamped line to run.log (continuation lines indented)."""
+        lines = self._scrub(str(message)).rstrip("\n").split("\n")
+        text = f"{now_iso()} {lines[0]}\n" + "".join(f"    {ln}\n" for ln in lines[1:])
+        with open(self.path / "run.log", "a", encoding="utf-8") as f:
+            f.write(text)
+
+    def set_status(self, state: str, **counts) -> None:
+        """Rewrite status.json atomically; ``counts`` are merged into the previous counts."""
+        if state not in STATES:
+            raise ValueError(f"unknown run state {state!r}; expected one of {STATES}")
+        old = read_status(self.path) or {}
+        status = {"state": state, "run_id": self.run_id, "task": self.task,
+                  "created": self.journal.header.get("created"), "updated": now_iso(),
+                  "counts": {**old.get("counts", {}), **counts}}
+        atomic_write(self.path / "status.json", json.dumps(status, indent=2, default=str).encode())
+
+
+def summarize_run(path: Path) -> RunSummary:
+    """One run's summary line; never raises (broken runs are ``unreadable`` with the reason)."""
+    s = RunSummary(run_id=path.name, path=str(path))
+    try:
+        check_run_dir(path)
+        header = read_header(path / "journal.msgpack")
+    except (RunStoreError, JournalError, OSError) as exc:
+        s.status, s.reason = "unreadable", str(exc)
+        return s
+    status = read_status(path) or {}
+    s.task, s.created = header.get("task"), header.get("created")
+    s.status = status.get("state", "unknown")
+    s.counts = dict(status.get("counts") or {})
+    if s.status == "running" and not journal_is_held(path / "journal.msgpack"):
+        s.status, s.reason = "stale", "status.json says running but no process holds the journal"
+    return s
+
+
+def list_runs(root: str | Path) -> list[RunSummary]:
+    """Every directory under ``root``, newest run id first; broken ones included as unreadable."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    dirs = sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                  key=lambda p: p.name, reverse=True)
+    return [summarize_run(p) for p in dirs]

@@ -1,0 +1,79 @@
+"""Proposers: whatever writes candidate programs, behind one protocol, registered by name.
+
+A proposer is built once per worker process for one task and answers
+:class:`~search.records.ProposalRequest` s with :class:`~search.candidate.Candidate` s (a failed
+proposal is a Candidate with ``parse_error``, never an exception). The engine draws a proposer
+for every slot by the mixing weights of the run config's ``proposers:`` section, where each
+proposer has its own typed sub-section (its ``Options`` dataclass, which has a ``weight``)::
+
+    proposers:
+      structural: {weight: 1.0}
+      llm: {weight: 0.5}
+
+A new proposer is one module in this package: a class with ``name``, ``Options`` and
+``propose``, decorated with :func:`register`. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from search.candidate import Candidate
+from search.llm.config import LLMConfig
+from search.prompt_builder import PromptConfig
+from search.records import ProposalRequest
+from tasks.base import Task
+
+
+@dataclass(frozen=True)
+class ProposerContext:
+    """What every proposer may use besides its own options: the run seed, the task description
+    variant shown to models, and the run's shared LLM and prompt settings (``llm:``, ``prompts:``)."""
+
+    seed: int = 0
+    variant: str = "canonical"
+    llm: LLMConfig | None = None
+    prompts: PromptConfig = PromptConfig()
+
+
+class Proposer(Protocol):
+    name: ClassVar[str]
+    Options: ClassVar[type]     # its config section; has ``weight: float``
+    requires: ClassVar[tuple[str, ...]]   # optional: run config sections it needs when its weight is > 0
+
+    def __init__(self, task: Task, options, context: ProposerContext): ...
+
+    def propose(self, request: ProposalRequest) -> Candidate:
+        """One candidate with ``id == request.id``; failures are candidates with ``parse_error``."""
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make a proposer available under ``cls.name``."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _discover() -> None:
+    """Import every module of this package once, so their @register calls have run."""
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+
+
+def proposer_class(name: str) -> type:
+    """The registered proposer ``name`` (KeyError naming the known ones)."""
+    if name not in _REGISTRY:
+        _discover()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown proposer {name!r}; known: {', '.join(proposer_names())}")
+    return _REGISTRY[name]
+
+
+def proposer_names() -> list[str]:
+    _discover()
+    return sorted(_REGISTRY)

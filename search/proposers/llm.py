@@ -1,0 +1,77 @@
+"""The LLM proposer behind the proposer protocol (``proposers: {llm: {weight: ...}}``).
+
+It turns a :class:`~search.records.ProposalRequest` into a prompt (the project's evolve prompt:
+parent with its verdict, inspirations, failed checks, negative block, optional structural hints;
+or, for ``style="paper"``, StatMechBench-v0's initial / feedback prompt) and asks a model through
+:class:`search.llm.client.LLMClient` (litellm). The run's ``llm:`` section says which models and
+how; ``prompts:`` how prompts are built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from search.candidate import Candidate
+from search.llm.client import LLMClient
+from search.negative import NegativeBlock
+from search.prompt_builder import BuiltPrompt, ProgramView, PromptBuilder
+from search.proposers import ProposerContext, register
+from search.records import JudgedProgram, ProposalRequest
+from tasks.base import Task
+from tasks.structure import analyse
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    weight: float = 0.0
+
+
+@register
+class LLM:
+    name = "llm"
+    Options = LLMOptions
+    requires = ("llm",)          # run config sections it cannot work without
+
+    def __init__(self, task: Task, options: LLMOptions, context: ProposerContext):
+        if context.llm is None:
+            raise ValueError("the llm proposer needs the run's `llm:` section (models to call)")
+        self.task = task
+        self.variant = context.variant
+        self.client = LLMClient(context.llm, seed=context.seed)
+        self.builder = PromptBuilder(context.prompts)
+        self._facts: dict | None = None
+
+    def propose(self, request: ProposalRequest) -> Candidate:
+        prompt = self.prompt(request)
+        parent = request.parent.candidate if request.parent is not None else None
+        cand = self.client.propose(self.task.id, prompt, parent, [p.candidate for p in request.inspirations],
+                                   model=request.model)
+        cand.id = request.id
+        cand.prompt = prompt.messages[-1]["content"]
+        return cand
+
+    def prompt(self, request: ProposalRequest) -> BuiltPrompt:
+        description = self.task.description(self.variant)
+        parent = request.parent
+        if request.style == "paper":
+            if parent is None:
+                return self.builder.paper_initial(description)
+            return self.builder.paper_feedback(description, parent.candidate.response or "", parent.feedback)
+        negative = NegativeBlock(used=True, items=tuple(request.negative)) if request.negative else None
+        facts = self.structure_facts() if self.builder.config.hints else None
+        return self.builder.evolve(description, _view(parent) if parent is not None else None,
+                                   [_view(p) for p in request.inspirations], structure=facts, negative=negative)
+
+    def structure_facts(self) -> dict:
+        """Structural facts about the task at its largest probe size (prompts' ``hints``)."""
+        if self._facts is None:
+            n = max(self.task.probe_sizes)
+            s = analyse(self.task.to_model(self.task.probe_params(n, 0, 0), n))
+            self._facts = {"planar": s.planar, f"treewidth upper bound at n={n}": s.treewidth,
+                           f"pathwidth upper bound at n={n}": s.pathwidth, "has fields": s.has_fields,
+                           "frustrated": s.frustrated, "max interaction order": s.max_order}
+        return self._facts
+
+
+def _view(program: JudgedProgram) -> ProgramView:
+    return ProgramView.of(program.candidate, program.verdict)
