@@ -39,8 +39,8 @@ from search.candidate import Candidate
 from search.database import normalised_hash
 from search.llm.client import FATAL_KINDS, api_error_kind
 from search.llm.config import LLMConfig
-from search.prompts import text_digest
 from search.negative import NegativeLedger, NegativePolicy
+from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
 STATE_SCHEMA = 2

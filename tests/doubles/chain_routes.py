@@ -8,12 +8,13 @@ Each answer is a JSON object in the paper's schema (or a deliberately broken one
   propagation with log messages), ``tensor_network`` (einsum along the chain), ``brute_force``
   (honest enumeration claimed as no_efficient_known);
 - wrong: ``periodic`` ((2 cosh K)^n), ``curie_weiss`` (a magnetisation sum that ignores the chain);
-- ``dishonest``: enumeration claimed as an O(n) transfer matrix;
+- ``dishonest``: enumeration over bit patterns claimed as an O(n) transfer matrix;
 - ``hostile``: code that imports os, opens files or spins forever;
 - ``malformed``: truncated JSON, prose, an empty answer;
 - ``diff``: SEARCH/REPLACE blocks against the log-space program (one that applies, one that does not).
 
-:class:`RouteModel` answers a request: with a negative-prompting block in the prompt it avoids,
+:class:`NoisyModel` mixes all of these with transport faults (429, 5xx, timeouts, dropped
+connections, bodies that are not JSON) for the soak test. :class:`RouteModel` answers a request: with a negative-prompting block in the prompt it avoids,
 with probability ``comply``, the families the block names (as a model that follows instructions
 would); otherwise it draws a route by its prior. All draws come from one seeded generator.
 """
@@ -26,6 +27,7 @@ import threading
 
 import numpy as np
 
+from doubles.scripted_server import Reply
 from search.negative import METHOD_FAMILIES
 
 CLOSED_FORM = '''import math
@@ -157,6 +159,10 @@ ROUTES = {
 #: the model's prior over routes when nothing steers it (a model with a favourite answer)
 PRIOR = {"closed_form": 0.35, "closed_form_log": 0.2, "transfer_matrix": 0.15, "periodic": 0.1,
          "message_passing": 0.06, "tensor_network": 0.05, "brute_force": 0.05, "curie_weiss": 0.04}
+#: a model with a long tail: three routes it almost never proposes unprompted (1% each)
+LONG_TAIL = {"closed_form": 0.5, "closed_form_log": 0.2, "periodic": 0.1, "transfer_matrix": 0.12,
+             "brute_force": 0.05, "message_passing": 0.01, "tensor_network": 0.01, "curie_weiss": 0.01}
+PRIORS = {"skewed": PRIOR, "long-tail": LONG_TAIL}
 
 NEGATIVE_HEAD = "Approaches already tried on this problem:"
 
@@ -165,11 +171,6 @@ def answer(route: str, confidence: float = 0.8) -> str:
     code, label, complexity, family = ROUTES[route]
     return json.dumps({"tractable_class": label, "complexity_O": complexity, "confidence": confidence,
                        "justification": f"The {family} route for the open chain.", "code": code})
-
-
-def dishonest() -> str:
-    return json.dumps({"tractable_class": "transfer_matrix", "complexity_O": "O(n)", "confidence": 0.95,
-                       "justification": "A transfer matrix along the chain.", "code": BRUTE_FORCE})
 
 
 def hostile(kind: str) -> str:
@@ -224,3 +225,63 @@ class RouteModel:
             route = self.draw(prompt)
             self.routes.append(route)
         return answer(route)
+
+
+DISHONEST = '''def Z_efficient(params, n):
+    K = params["beta"] * params["J"]
+    total = 0.0
+    for c in range(1 << n):
+        e = 0
+        for i in range(n - 1):
+            e += 1 if ((c >> i) & 1) == ((c >> (i + 1)) & 1) else -1
+        total += pow(2.718281828459045, K * e)
+    return total
+'''
+
+#: what the noisy model does, with its probability: answers, then transport faults
+NOISE = (("right", 0.30), ("overflowing", 0.05), ("wrong", 0.10), ("dishonest", 0.05), ("hostile", 0.05),
+         ("malformed", 0.10), ("diff", 0.10), ("429", 0.05), ("500", 0.04), ("503", 0.03), ("timeout", 0.02),
+         ("drop", 0.04), ("not json", 0.07))
+
+
+class NoisyModel:
+    """``respond(body)``: right, wrong, dishonest, overflowing, hostile and malformed answers,
+    diffs (that apply or not) against the parent shown, and transport faults, drawn by a seeded
+    generator per request. ``delay_s`` is longer than the client's timeout for "timeout"."""
+
+    def __init__(self, seed: int, timeout_delay_s: float = 1.5):
+        self.rng = np.random.default_rng(seed)
+        self.delay = timeout_delay_s
+        self.lock = threading.Lock()
+        self.drawn: list[str] = []
+
+    def __call__(self, body: dict):
+        user = (body.get("messages") or [{}])[-1].get("content", "")
+        with self.lock:
+            kinds, p = zip(*NOISE)
+            kind = kinds[int(self.rng.choice(len(kinds), p=np.array(p) / sum(p)))]
+            pick = self.rng.random()
+            self.drawn.append(kind)
+        if kind == "right":
+            return answer(("closed_form_log", "transfer_matrix", "message_passing", "tensor_network",
+                           "brute_force")[int(pick * 5)])
+        if kind == "overflowing":
+            return answer("closed_form")
+        if kind == "wrong":
+            return answer("periodic" if pick < 0.5 else "curie_weiss")
+        if kind == "dishonest":
+            return json.dumps({"tractable_class": "transfer_matrix", "complexity_O": "O(n)", "confidence": 0.95,
+                               "justification": "A transfer matrix along the chain.", "code": DISHONEST})
+        if kind == "hostile":
+            return hostile(sorted(HOSTILE)[int(pick * len(HOSTILE))])
+        if kind == "malformed":
+            return MALFORMED[int(pick * len(MALFORMED))]
+        if kind == "diff":
+            return DIFF_APPLIES if pick < 0.5 and "--- parent program" in user else DIFF_FAILS
+        if kind in ("429", "500", "503"):
+            return Reply(status=int(kind), headers={"Retry-After": "0"} if kind == "429" else {})
+        if kind == "timeout":
+            return Reply(answer("closed_form_log"), delay_s=self.delay)
+        if kind == "drop":
+            return Reply(drop=True)
+        return Reply(raw_body=b'{"choices": [truncated')
