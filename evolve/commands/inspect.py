@@ -29,8 +29,10 @@ def register(sub) -> None:
     p = sub.add_parser(
         "show", help="summarise a run: best programs, counts, cost, time",
         description=("Summarise a run from its journal: the best programs, proposal and evaluation counts, "
-                     "failed proposals, cost in USD and tokens, wall time and proposals per minute, "
-                     "per-proposer and per-model counts, the class labels claimed."))
+                     "failed proposals (and the reason when every proposal failed), cost in USD and tokens, wall "
+                     "time and proposals per minute, per-proposer counts, the class labels claimed, and per model "
+                     "(--json: under `models`): proposals, parse failures, diffs that did not apply, provider "
+                     "failures, evaluations, accepted, tokens in/out, USD, mean latency, preflight."))
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--top", type=int, default=5, metavar="K", help="how many best programs to list (default 5)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
