@@ -94,7 +94,8 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
         store.log(f"search started on {'cluster ' + address if address else 'an embedded Ray cluster'}: "
                   f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
         try:
-            check_models(cfg, store)
+            if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
+                check_models(cfg, store)
             reason = engine.run()
             if engine.fatal:
                 raise RunFailed(engine.fatal)

@@ -73,9 +73,13 @@ class LLM:
                                    interface=interface)
 
     def interface(self) -> str:
-        """The interface block, read from the task's own samples once per worker."""
+        """The interface block, read from the task's own samples once per worker ('' when a user
+        task's sampler or model cannot give it: the prompt then goes without the block)."""
         if self._interface is None:
-            self._interface = task_interface(self.task, self.seed).text()
+            try:
+                self._interface = task_interface(self.task, self.seed).text()
+            except Exception:  # noqa: BLE001 - a user task's sampler must not stop every proposal
+                self._interface = ""
         return self._interface
 
     def structure_facts(self) -> dict:
