@@ -40,6 +40,8 @@ def run(args) -> int:
             write_jsonl(records, sys.stdout)
     except (RunStoreError, JournalError, LineageError) as exc:
         raise UsageError(str(exc)) from None
+    except BrokenPipeError:
+        raise                                   # `evolve export RUN | head`: the CLI ends quietly
     except OSError as exc:
         raise UsageError(f"{exc.filename or args.out or ''}: {exc.strerror or exc}") from None
     return 0

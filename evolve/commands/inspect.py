@@ -130,10 +130,10 @@ def run_show(args) -> int:
     print(f"proposers: {_counts(s['by_proposer'])}; models: {_counts(s['by_model'])}")
     if s.get("failure"):
         print(f"FAILED: {s['failure']['line']}")
-    _print_models(s.get("models") or {})
     print(f"class labels claimed: {', '.join(s['class_labels']) or '-'}")
     print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
           f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
+    _print_models(s.get("models") or {})
     if not top:
         print("no evaluated programs yet")
         return 0

@@ -50,6 +50,7 @@ def local_run(raw: dict, root: Path, sandbox=None, evaluator=None, resume: Path 
             engine.restore(state)
         check_models(cfg, store)
         reason = engine.run()
+        store.set_status("finished", reason=reason)
     finally:
         store.close()
     return LocalRun(store.path, engine, reason)
