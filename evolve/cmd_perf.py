@@ -9,7 +9,9 @@ import json
 def register(sub) -> None:
     p = sub.add_parser("perf", help="measure performance against baselines",
                        description="Measure one component and print the figures with the baseline they replace.")
-    p.add_argument("what", choices=["sandbox", "brute", "oracles", "strategies"], help="sandbox: per-evaluation "
+    p.add_argument("what", choices=["sandbox", "brute", "oracles", "strategies", "tn", "planar", "treewidth"],
+                   help="tn / planar / treewidth: an oracle's new path against its old one (evaluators/oracles/"
+                   "oracle_bench.py); sandbox: per-evaluation "
                    "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
                    "oracles: each task's exact method at several sizes against the baseline it replaces; strategies: "
                    "islands vs tree vs refine on a scripted model whose first answers are wrong "
@@ -24,6 +26,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    if args.what in ("tn", "planar", "treewidth"):
+        from evaluators.oracles.oracle_bench import BENCHES
+
+        measure, fmt = BENCHES[args.what]
+        rows = measure()
+        print(json.dumps(rows) if args.json else fmt(rows))
+        return 0
     if args.what == "strategies":
         return run_strategies(args)
     if args.what == "sandbox":

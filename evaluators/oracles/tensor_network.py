@@ -21,8 +21,8 @@ it has spent about as long as its best path would take to contract (``SEARCH_RAT
 paths by flops plus memory writes ("combo"). Slicing keeps the largest intermediate within the
 memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed
 outside, at the price of some repeated work. A path whose cost exceeds ``MAX_FLOPS`` raises
-TooLarge. The contraction itself runs in :mod:`evaluators.oracles.binary_contract` (every
-index has dimension 2), about twice as fast as cotengra's numpy executor on these networks.
+TooLarge. (A bit-permutation executor of our own for these 2 x ... x 2 tensors was tried and
+measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
 """
 
@@ -37,7 +37,6 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.binary_contract import contract_path
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
@@ -250,15 +249,10 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
 
 
 def contract_log(tree, arrays: list[np.ndarray]) -> float:
-    """Natural log of the full contraction of ``arrays`` along ``tree`` (its slices summed in the
-    log domain), executed by :mod:`evaluators.oracles.binary_contract`."""
-    inputs = [tuple(ix for ix in inp if ix not in tree.sliced_inds) for inp in tree.inputs]
-    path = tree.get_ssa_path()
-    logs = []
-    for i in range(tree.nslices):
-        mantissa, log_scale = contract_path(inputs, tree.slice_arrays(arrays, i), path)
-        if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(log_scale)):
-            raise ArithmeticError(f"contraction gave mantissa {mantissa} and log scale {log_scale}")
-        logs.append(math.log(mantissa) + log_scale)
-    top = max(logs)
-    return top + math.log(math.fsum(math.exp(v - top) for v in logs))
+    """Natural log of the full contraction of ``arrays`` along ``tree`` (slices summed by cotengra
+    with their exponents stripped, so nothing overflows)."""
+    mantissa, exponent10 = tree.contract(arrays, strip_exponent=True)
+    mantissa = float(np.asarray(mantissa))
+    if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(float(exponent10))):
+        raise ArithmeticError(f"contraction gave mantissa {mantissa} and exponent {exponent10}")
+    return math.log(mantissa) + float(exponent10) * math.log(10.0)
