@@ -35,7 +35,9 @@ class Candidate:
     ``created`` (Unix seconds). ``response`` is the raw model text (None for non-LLM
     proposers); ``prompt_meta`` records how the prompt was built (format, whether the negative
     block and structural hints were included, how many items) as plain values.
-    ``parse_error``/``error_kind`` are set when the proposal yielded no code.
+    ``parse_error``/``error_kind`` are set when the proposal yielded no code. ``derivation`` is the
+    chain of checked steps a derivation proposal was built from (plain dicts: action, params, check),
+    empty for other proposals.
     """
 
     id: str
@@ -59,6 +61,7 @@ class Candidate:
     response_format: str | None = None  # "json" | "json_fenced" | "json_prose" | "python_prose" | "diff"
     prompt_meta: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    derivation: list[dict] = field(default_factory=list)
     schema: int = SCHEMA
 
     def __post_init__(self):
@@ -89,6 +92,7 @@ class Candidate:
         d["parent_ids"] = list(self.parent_ids)
         d["prompt_meta"] = dict(self.prompt_meta)
         d["notes"] = list(self.notes)
+        d["derivation"] = [dict(step) for step in self.derivation]
         return d
 
     @classmethod

@@ -5,7 +5,7 @@ The signs exist exactly when every cycle carries an even number of negative coup
 they are read off the double cover of the coupling graph (vertices (i, +) and (i, -); a bond of sign
 sigma joins (i, a) to (j, a sigma)): the signs are balanced iff no (i, +) shares a component with
 (i, -), and tau_i is the side of (i, +) in its root's component. For one rank-one block
-(A/2)[(u.s)^2 - |u|^2] with A > 0 the gauge is tau = sign(u) (Mattis: u becomes |u|). When the signs
+(A/2)[(u.s)^2 - |u|^2] the gauge is tau = sign(u) (Mattis: u becomes |u|, Curie-Weiss form). When the signs
 are frustrated the step fails at run time, and the engine records an odd cycle as the proof.
 """
 
@@ -52,8 +52,8 @@ def _act_gauge(model, options):
     n = model["n"]
     pairs = [(i, w) for i, w in model["terms"] if i.shape[1] == 2]
     if model["rank_one"] and not pairs:
-        if len(model["rank_one"]) != 1 or model["rank_one"][0][1] <= 0:
-            raise ValueError("the gauge of rank-one couplings needs one block with A > 0")
+        if len(model["rank_one"]) != 1:
+            raise ValueError("the gauge of rank-one couplings takes one block")
         u = model["rank_one"][0][0]
         tau = np.where(u < 0, -1.0, 1.0)
     else:

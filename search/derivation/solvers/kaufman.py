@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from search.derivation.runtime import _rt_pairs
+
 NAME = "kaufman"
 SUMMARY = "Kaufman's four-sector product formula for the homogeneous nearest-neighbour torus"
 OPTION_SPACE: dict = {}
@@ -91,6 +93,8 @@ def _sol_kaufman(model, options):
     edges, K, H = _rt_pairs(model)
     if np.any(H != 0.0):
         raise ValueError("Kaufman's formula needs zero fields")
+    if np.all(K == 0.0):
+        return n * float(np.log(2.0))                    # beta = 0: every configuration weighs 1
     site = np.arange(n)
     r, c = np.divmod(site, C)
     right = np.sort(np.stack([site, r * C + (c + 1) % C], 1), axis=1)

@@ -79,7 +79,7 @@ def applies(view) -> str | None:
 
 def claims(view, options):
     fields = "O(n)" if view.uniform_block_fields else "O(n^2)"
-    return (("gauge", "exactly_solvable_other"), fields,
+    return (("exactly_solvable_other",), fields,
             "The couplings are one ferromagnetic rank-one block (Curie-Weiss form: A c^2 / 2 (M^2 - k)), so the "
             "weight depends on the spins only through the magnetisation M. Z is a sum over the k + 1 values of M "
             + ("with binomial weights C(k, j) exp(H M) (one field on every spin): O(n)." if fields == "O(n)" else

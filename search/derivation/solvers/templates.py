@@ -12,7 +12,9 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from search.derivation.runtime import _rt_pairs
 from search.structural.templates import chain, planar_pfaffian, row_transfer, tensor_contraction
+from tasks.structure import vertex_separation
 
 ADAPTER_IMPORTS = """\
 import numpy as np
@@ -22,7 +24,8 @@ from scipy.sparse.csgraph import connected_components
 
 
 def _sol_template(model, options):
-    """log Z (without the model's shift) by the rendered template's _method_log_z at beta = 1."""
+    """log Z (without the model's shift) by the rendered template's _method_log_z at beta = 1 (it runs
+    inside the program, where the template's functions sit beside it)."""
     edges, K, H = _rt_pairs(model)
     return float(_method_log_z(edges, K, H, model["rank_one"], model["positions"], 1.0, model["n"], options))
 
@@ -103,6 +106,20 @@ class TemplateSolver:
     def claims(self, view, options):
         c = self.template.claims(view.task_view, options)
         return (c.tractable_class,), c.complexity_O, c.justification, c.cost_rank
+
+    def tune(self, states) -> dict:
+        """Options chosen from the states themselves: the row sweep takes the order whose frontier
+        (vertex separation) is smallest on every instance, so a 3 x L strip is swept across its width."""
+        if self.template is not row_transfer or any(s["rank_one"] for s in states):
+            return {}
+        widths = {}
+        for name in row_transfer.OPTION_SPACE["order"]:
+            worst = 0
+            for s in states:
+                edges, _, _ = _rt_pairs(s)
+                worst = max(worst, vertex_separation(s["n"], edges, row_transfer._sweep_order(s["n"], edges, name)))
+            widths[name] = worst
+        return {"order": min(widths, key=lambda k: (widths[k], list(widths).index(k)))}
 
 
 SOLVERS = (TemplateSolver(chain), TemplateSolver(planar_pfaffian, planar=True), TemplateSolver(row_transfer),
