@@ -9,7 +9,7 @@ Python expression evaluated on those arrays. The reader returns a plain dict:
 kind "z" (a Formula: Z = sum exp(beta W))::
 
     {"kind": "z", "n", "beta", "terms": [(idx (m, k) int64, w (m,)) one entry per order k, merged],
-     "rank_one": [(u (n,), a)], "constant": c, "positions": (n, 2) or None, "grid": dict or None}
+     "rank_one": [(u (n,), a)], "constant": c, "positions": (n, 2) or None, "coords": (n, 2) or None}
 
   with W(s) = c + sum_k w_k prod s[idx_k] + sum over blocks (a/2)[(u.s)^2 - |u|^2] (tasks/model.py).
   An all-pairs sum with a coefficient f(i) f(j) stays one rank-one block (O(n) memory).
@@ -28,8 +28,9 @@ What is inferred about geometry, at run time from the index tables (a solver ver
 * a two-index family of shape (R, C) whose pair terms join sites at most one step apart in each index
   gets the grid drawing, site (r, c) at (c, -r) (a candidate straight-line embedding: the planar
   solver checks its rotation system with Euler's formula before trusting it);
-* when every pair joins nearest neighbours modulo the shape, ``grid`` = {rows, cols, wrap_rows,
-  wrap_cols} says so (wrap: some pair crosses the boundary) - the Kaufman and row-sweep solvers read it;
+* ``coords`` keeps every site's (r, c) in such a family, so a step that removes spins can still tell
+  whether the rest is a full grid, and whether its pairs join nearest neighbours modulo that grid
+  (a torus) - the Kaufman solver reads it;
 * a one-index family: a params entry that is an (n, 2) float array is the drawing (points given with
   the instance); else pairs i, i+1 lie on a line and pairs i, (i+1) mod n on a circle.
 
@@ -132,22 +133,17 @@ def _merge_terms(parts):
 
 
 def _geometry(shape, terms, n, arrays):
-    """(positions, grid) inferred from the pair terms; see tasks/formula_reader.py."""
+    """(positions, coords) inferred from the pair terms and the shape; see tasks/formula_reader.py."""
     pairs = [i for i, _ in terms if i.shape[1] == 2]
     pairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
-    positions, grid = None, None
-    if len(shape) == 2 and len(pairs):
+    positions, coords = None, None
+    if len(shape) == 2:
         R, C = shape
+        coords = np.stack(np.divmod(np.arange(n), C), 1).astype(np.int64)
         r, c = np.divmod(pairs, C)
         dr, dc = r[:, 1] - r[:, 0], c[:, 1] - c[:, 0]
-        if np.all(np.maximum(np.abs(dr), np.abs(dc)) <= 1):
-            site = np.arange(n)
-            positions = np.stack([site % C, -(site // C)], 1).astype(np.float64)
-        mr = (dr + R // 2) % R - R // 2 if R > 2 else dr
-        mc = (dc + C // 2) % C - C // 2 if C > 2 else dc
-        if np.all(np.abs(mr) + np.abs(mc) == 1):
-            grid = {"rows": int(R), "cols": int(C), "wrap_rows": bool(np.any(np.abs(dr) > 1)),
-                    "wrap_cols": bool(np.any(np.abs(dc) > 1))}
+        if len(pairs) and np.all(np.maximum(np.abs(dr), np.abs(dc)) <= 1):
+            positions = np.stack([coords[:, 1], -coords[:, 0]], 1).astype(np.float64)
     elif len(shape) == 1:
         for a in arrays:
             if a.dtype.kind == "f" and a.shape == (n, 2) and np.all(np.isfinite(a)):
@@ -160,7 +156,7 @@ def _geometry(shape, terms, n, arrays):
             elif n >= 3 and np.all((d == 1) | (d == n - 1)):
                 angle = 2 * np.pi * site / n
                 positions = np.stack([np.cos(angle), np.sin(angle)], 1)
-    return positions, grid
+    return positions, coords
 '''
 
 
@@ -213,10 +209,10 @@ def _compile_z(f: Formula) -> CompiledReader:
         else:
             w.monomial(m, k)
     w.line("terms, more = _merge_terms(parts)")
-    w.line("positions, grid = _geometry(shape_%s, terms, n, [%s])" % (
+    w.line("positions, coords = _geometry(shape_%s, terms, n, [%s])" % (
         f.variable, ", ".join(f"p_{p.name}" for p in f.params)))
     w.line(f'return {{"kind": "z", "n": n, "beta": {beta}, "terms": terms, "rank_one": rank_one, '
-           f'"constant": constant + more, "positions": positions, "grid": grid}}')
+           f'"constant": constant + more, "positions": positions, "coords": coords}}')
     if f.domain == "01":
         notes.insert(0, "the {0, 1} variables are written as x = (1 + s)/2: spins plus the energy constant it leaves")
     return CompiledReader("z", w.source(), tuple(notes), changed_domain=f.domain == "01")

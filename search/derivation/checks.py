@@ -9,7 +9,8 @@ average at the smallest size its formula takes):
   (evaluators/oracles/brute.py), mean energies and the constrained and disorder problems by complete
   enumeration; the totals (with ``log_shift``) must agree to :data:`TOLERANCE`;
 * in the sandbox (evaluators/sandbox, as the verifier runs candidates), the rendered program of the
-  chain so far, finished by the enumeration solver, must give the task's reference value at those
+  chain so far, finished by an exact solver (enumeration, or a tensor contraction for larger pair
+  models), must give the task's reference value at those
   instances (the verifier's brute-force reference, or the formula's own enumeration for a disorder
   average at a size below the task's).
 
@@ -38,6 +39,8 @@ CHECK_MAX_N = 20
 TOLERANCE = 1e-9
 #: the cold copy of each check instance multiplies beta by this
 COLD_FACTOR = 8.0
+#: the sandbox check enumerates states up to this many spins (larger pair models are contracted)
+ENUMERATE_MAX_N = 16
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,24 @@ class Instance:
     reference: float          # the task's quantity (log for positive quantities)
 
 
+_VALUES: dict[int, tuple[dict, float]] = {}
+
+
 def exact_value(state: dict) -> float:
     """The exact value of a state: log Z (with the shift) of a model, its mean energy, or the log of a
-    constrained sum / the value of a disorder average, by enumeration."""
+    constrained sum / the value of a disorder average, by enumeration. Remembered per state object
+    (a step's "after" is the next step's "before")."""
+    key = id(state)
+    if key in _VALUES and _VALUES[key][0] is state:
+        return _VALUES[key][1]
+    value = _exact_value(state)
+    if len(_VALUES) > 4096:
+        _VALUES.clear()
+    _VALUES[key] = (state, value)
+    return value
+
+
+def _exact_value(state: dict) -> float:
     kind = state.get("kind", "model")
     if kind == "constrained":
         return _constrained_value(state)
@@ -81,11 +99,16 @@ def in_process(before: list[dict], after: list[dict]) -> tuple[float, str | None
 
 
 def in_sandbox(sandbox, task_id: str, reader_source: str, actions, instances: list[Instance],
-               signed: bool, statistic: str) -> tuple[float, str | None]:
-    """The rendered prefix finished by enumeration, run in the sandbox against the references."""
-    solver = get_solver("enumeration")
+               signed: bool, states: list[dict]) -> tuple[float, str | None]:
+    """The rendered prefix finished by an exact method (a tensor contraction for pair models of more
+    than :data:`ENUMERATE_MAX_N` spins, else enumeration), run in the sandbox against the references."""
+    statistic = states[0]["statistic"]
+    pairwise = all(i.shape[1] <= 2 for s in states for i, _ in s["terms"])
+    big = max(s["n"] for s in states) > ENUMERATE_MAX_N
+    solver = get_solver("tensor_contraction" if pairwise and big and statistic == "log_z" else "enumeration")
+    options = {k: v[0] for k, v in solver.OPTION_SPACE.items()}
     code = render.program(f'"""Step check of a derivation for task {task_id}."""', reader_source, actions, solver,
-                          {}, signed=signed or statistic == "mean_energy")
+                          options, signed=signed or statistic == "mean_energy")
     fn = "Z_efficient" if signed or statistic == "mean_energy" else "log_Z"
     report = sandbox.run(code, [Call(fn, i.params, i.n) for i in instances], Limits(timeout_s=60.0, cpu_s=65))
     if report.error and not report.results:

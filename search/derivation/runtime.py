@@ -6,7 +6,7 @@ A runtime model is a dict::
     {"n": spins, "beta": the instance's inverse temperature (energies need it),
      "terms": [(idx (m, k) int64 sorted rows, K (m,))] one entry per order k >= 1, merged,
      "rank_one": [(u (n,), A)], "log_shift": float, "energy_shift": float,
-     "positions": (n, 2) or None, "grid": {"rows", "cols", "wrap_rows", "wrap_cols"} or None,
+     "positions": (n, 2) or None, "coords": (n, 2) array coordinates of the spins or None,
      "statistic": "log_z" | "mean_energy"}
 
 Weights are dimensionless (K = beta * w), so every step is defined at beta = 0 too:
@@ -40,7 +40,7 @@ def _rt_start(read):
     blocks = [(np.asarray(u, dtype=np.float64), beta * float(a)) for u, a in read["rank_one"]]
     return {"n": int(read["n"]), "beta": beta, "terms": terms, "rank_one": blocks,
             "log_shift": beta * float(read["constant"]), "energy_shift": -float(read["constant"]),
-            "positions": read.get("positions"), "grid": read.get("grid"), "statistic": "log_z"}
+            "positions": read.get("positions"), "coords": read.get("coords"), "statistic": "log_z"}
 
 
 def _rt_merge(parts):
@@ -92,7 +92,7 @@ def _rt_neighbour_pairs(model):
 
 def _rt_compact(model, keep):
     """The model on the spins where ``keep`` (bool (n,)) is true, renumbered in order; every term must
-    lie on kept spins. The grid survives when the kept sites are a full sub-grid (rows x cols)."""
+    lie on kept spins. The drawing and the array coordinates of the kept spins stay."""
     n = model["n"]
     keep = np.asarray(keep, dtype=bool)
     new = np.full(n, -1, dtype=np.int64)
@@ -105,17 +105,23 @@ def _rt_compact(model, keep):
         terms.append((moved, w))
     blocks = [(u[keep], a) for u, a in model["rank_one"]]
     positions = None if model["positions"] is None else np.asarray(model["positions"])[keep]
-    grid = None
-    old = model["grid"]
-    kept = np.flatnonzero(keep)
-    if old is not None and len(kept):
-        r, c = np.divmod(kept, old["cols"])
-        rows, cols = np.unique(r), np.unique(c)
-        if len(kept) == len(rows) * len(cols) and np.array_equal(r, np.repeat(rows, len(cols))) \
-                and np.array_equal(c, np.tile(cols, len(rows))):
-            grid = _rt_grid_of(terms, len(rows), len(cols))
+    coords = None if model["coords"] is None else np.asarray(model["coords"])[keep]
     return {**model, "n": int(keep.sum()), "terms": _rt_merge(terms), "rank_one": blocks,
-            "positions": positions, "grid": grid}
+            "positions": positions, "coords": coords}
+
+
+def _rt_grid(model):
+    """{rows, cols, wrap_rows, wrap_cols} when the spins fill a rows x cols sub-grid of their array in
+    row-major order (``coords``; the rows and columns need not be consecutive) and every pair term joins
+    nearest neighbours modulo it; None otherwise. Wrap: some pair crosses that grid's boundary."""
+    coords, n = model.get("coords"), model["n"]
+    if coords is None or n == 0:
+        return None
+    rows, r = np.unique(coords[:, 0], return_inverse=True)
+    cols, c = np.unique(coords[:, 1], return_inverse=True)
+    if len(rows) * len(cols) != n or not np.array_equal(r.ravel() * len(cols) + c.ravel(), np.arange(n)):
+        return None
+    return _rt_grid_of(model["terms"], len(rows), len(cols))
 
 
 def _rt_grid_of(terms, rows, cols):
@@ -134,4 +140,4 @@ def _rt_grid_of(terms, rows, cols):
             "wrap_cols": bool(np.any(np.abs(dc) > 1))}
 
 
-FUNCTIONS = (_rt_start, _rt_merge, _rt_pairs, _rt_neighbour_pairs, _rt_compact, _rt_grid_of)
+FUNCTIONS = (_rt_start, _rt_merge, _rt_pairs, _rt_neighbour_pairs, _rt_compact, _rt_grid, _rt_grid_of)

@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 
 from search.derivation.actions.summing_out import degree_counts
-from search.derivation.runtime import _rt_neighbour_pairs
+from search.derivation.runtime import _rt_grid, _rt_neighbour_pairs
 from search.structural.proposer import TaskView
 from tasks.family import FamilyStructure, summarise
 from tasks.model import IsingModel, Lattice
@@ -84,7 +84,7 @@ def to_ising(model: dict) -> IsingModel:
     for idx, w in model["terms"]:
         terms += [tuple(r) for r in idx.tolist()]
         weights.append(np.asarray(w, dtype=np.float64))
-    grid = model.get("grid")
+    grid = _rt_grid(model)
     n = int(model["n"])
     lattice = None
     if grid is not None and grid["rows"] * grid["cols"] == n:

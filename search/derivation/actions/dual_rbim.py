@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from search.derivation.runtime import _rt_grid_of, _rt_merge
+from search.derivation.runtime import _rt_merge
 
 NAME = "dual_rbim"
 SUMMARY = "parity-constrained sum over edge variables -> Ising model on the faces (random bonds from a reference solution)"
@@ -144,17 +144,18 @@ def _act_dual_rbim(problem, options):
                                         for a in range(2)], 1)) % shape
     cell = np.floor(centre + 1e-9).astype(np.int64) % shape
     label = cell[:, 0] * shape[1] + cell[:, 1]
-    if F != int(shape[0] * shape[1]) or len(np.unique(label)) != F:
+    gridded = F == int(shape[0] * shape[1]) and len(np.unique(label)) == F
+    if not gridded:
         label = np.arange(F)
     eta = 1.0 - 2.0 * x1
     f1, f2 = label[face[0::2]], label[face[1::2]]
     K = -h * eta
     own = f1 == f2
     terms = _rt_merge([(np.stack([f1[~own], f2[~own]], 1), K[~own])])
-    grid = _rt_grid_of(terms, int(shape[0]), int(shape[1])) if F == int(shape[0] * shape[1]) else None
+    coords = np.stack(np.divmod(np.arange(F), int(shape[1])), 1) if gridded else None
     shift = float(problem["constant"]) + float(np.sum(K[own])) - (F - rank_g) * math.log(2.0)
     return {"n": int(F), "beta": 1.0, "terms": terms, "rank_one": [], "log_shift": shift, "energy_shift": 0.0,
-            "positions": None, "grid": grid, "statistic": "log_z"}
+            "positions": None, "coords": coords, "statistic": "log_z"}
 
 
 FUNCTIONS = (_act_dual_gf2, _act_dual_faces, _act_dual_rbim)

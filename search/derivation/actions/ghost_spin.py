@@ -52,7 +52,7 @@ def _act_ghost_spin(model, options):
             ghost = np.array([pos[:, 0].mean(), pos[:, 1].max() + span])
         positions = np.vstack([pos, ghost])
     blocks = [(np.append(u, 0.0), a) for u, a in model["rank_one"]]
-    return {**model, "n": n + 1, "terms": _rt_merge(parts), "rank_one": blocks, "positions": positions, "grid": None,
+    return {**model, "n": n + 1, "terms": _rt_merge(parts), "rank_one": blocks, "positions": positions, "coords": None,
             "log_shift": model["log_shift"] - math.log(2.0)}
 
 

@@ -71,7 +71,7 @@ def _act_nishimori(problem, options):
     log_mass = c_d + float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
     beta = float(problem["beta"])
     model = {"n": N + n, "beta": beta, "terms": [(i, beta * w) for i, w in parts], "rank_one": [],
-             "positions": None, "grid": None}
+             "positions": None, "coords": None}
     if problem["statistic"] == "mean":
         if abs(log_mass) > 1e-9:
             raise ValueError("the sign weights do not sum to one")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.derivation.runtime import _rt_pairs
+from search.derivation.runtime import _rt_grid, _rt_pairs
 
 NAME = "kaufman"
 SUMMARY = "Kaufman's four-sector product formula for the homogeneous nearest-neighbour torus"
@@ -84,7 +84,9 @@ def _sol_kaufman_torus(Kh, Kv, R, C):
 def _sol_kaufman(model, options):
     """log Z (without the model's shift) of a zero-field nearest-neighbour torus with one coupling per
     direction; ValueError when the model is anything else."""
-    grid, n = model["grid"], model["n"]
+    grid, n = _rt_grid(model), model["n"]
+    if not model["rank_one"] and all(not np.any(w != 0.0) for _, w in model["terms"]):
+        return n * float(np.log(2.0))                    # beta = 0: no term is left, every state weighs 1
     if model["rank_one"] or grid is None or not (grid["wrap_rows"] and grid["wrap_cols"]):
         raise ValueError("Kaufman's formula needs a nearest-neighbour torus (a grid wrapping both ways)")
     R, C = grid["rows"], grid["cols"]
@@ -93,8 +95,6 @@ def _sol_kaufman(model, options):
     edges, K, H = _rt_pairs(model)
     if np.any(H != 0.0):
         raise ValueError("Kaufman's formula needs zero fields")
-    if np.all(K == 0.0):
-        return n * float(np.log(2.0))                    # beta = 0: every configuration weighs 1
     site = np.arange(n)
     r, c = np.divmod(site, C)
     right = np.sort(np.stack([site, r * C + (c + 1) % C], 1), axis=1)
@@ -128,8 +128,9 @@ def applies(view) -> str | None:
 
 def claims(view, options) -> tuple[tuple[str, ...], str, str, int]:
     """(class labels, complexity, justification, cost rank)."""
-    return (("free_fermion", "pfaffian"), "O(n)",
+    return (("free_fermion", "pfaffian", "transfer_matrix"), "O(n)",
             "The model is the zero-field nearest-neighbour torus with one positive coupling per direction. Its "
-            "row-to-row transfer matrix is a free-fermion operator (Jordan-Wigner), and Kaufman's formula sums "
+            "row-to-row transfer matrix is a free-fermion operator (Jordan-Wigner) diagonalised in closed form, "
+            "and Kaufman's formula sums "
             "the four periodic/antiperiodic sectors as products over the 2C fermion modes, in logs with the "
             "signed zero mode: O(R + C) after the O(n) check of the couplings, exact at every temperature.", 0)
