@@ -44,7 +44,7 @@ def register_task_files(paths: list[str]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evolve import cmd_bench, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_tune, cmd_verify
+    from evolve import cmd_bench, cmd_derive, cmd_inspect, cmd_launch, cmd_oracle, cmd_perf, cmd_tasks, cmd_tune, cmd_verify
 
     parser = argparse.ArgumentParser(
         prog="evolve",
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     # overwrite what the top-level parser already stored under the same name.
     _add_task_file_option(parser, "task_files_before")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (cmd_launch, cmd_inspect, cmd_verify, cmd_oracle, cmd_tasks, cmd_perf, cmd_bench, cmd_tune):
+    for module in (cmd_launch, cmd_inspect, cmd_verify, cmd_oracle, cmd_tasks, cmd_perf, cmd_bench, cmd_tune, cmd_derive):
         module.register(sub)
     for command in set(sub.choices.values()):
         _add_task_file_option(command, "task_files_after")

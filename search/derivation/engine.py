@@ -29,7 +29,7 @@ from evaluators.sandbox import Sandbox
 from search.derivation import checks, render
 from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.record import Check, Derivation, Plan, Step
-from search.derivation.runtime import _rt_start
+from search.derivation.runtime import _rt_grid, _rt_start
 from search.derivation.solvers import CHEAP, SOLVERS, get_solver
 from search.derivation.view import VIEW_MAX_N, StateView, view_of
 from tasks.family import family_structure
@@ -38,13 +38,13 @@ from tasks.formula_extras import DisorderAverage
 from tasks.formula_reader import CompiledReader, compile_reader
 
 #: how many chain prefixes a search expands at most, and how long a chain may grow
-MAX_NODES = 24
+MAX_NODES = 16
 MAX_DEPTH = 4
 #: sizes the view runs a chain at (the probe sizes, then at most this many ladder sizes)
 MAX_VIEW_LADDER = 4
 #: a plan this cheap (O(n)) ends the search; with any polynomial plan it ends after this many expansions
 GOOD_ENOUGH = (0, 1.0)
-POLYNOMIAL_PATIENCE = 6
+POLYNOMIAL_PATIENCE = 3
 
 
 @dataclass
@@ -224,7 +224,7 @@ def _root(ctx: _Context) -> _Node:
     check = _check(ctx, [None] * len(check_states), check_states, ())
     shift = [s.get("log_shift", 0.0) for s in check_states if "log_shift" in s]
     step = Step(name, summary, {"kind": ctx.reader.kind, "notes": list(ctx.reader.notes)}, check,
-                float(np.mean(shift)) if shift else None)
+                float(np.mean(shift)) if shift else None, describe_state(states[-1]))
     return _Node((), states, check_states, view, [step])
 
 
@@ -274,10 +274,35 @@ def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | N
     check = _check(ctx, node.check_states, after, chain)
     change = [a.get("log_shift", 0.0) - (b.get("log_shift", 0.0) if "log_shift" in b else 0.0)
               for a, b in zip(after, node.check_states)]
-    step = Step(action.NAME, action.SUMMARY, params, check, float(np.mean(change)))
+    step = Step(action.NAME, action.SUMMARY, params, check, float(np.mean(change)), describe_state(states[-1]))
     if not check.passed:
         return None, step
     return _Node(chain, states, after, _view(ctx, states), node.steps + [step]), step
+
+
+def describe_state(state: dict) -> str:
+    """A state in words: what kind of sum it is and its terms."""
+    kind = state.get("kind", "model")
+    if kind == "constrained":
+        rows = sum(len(c["rhs"]) for c in state["constraints"])
+        return f"a sum over {state['n_vars']} 0/1 variables under {rows} parity conditions (n = {state['n']})"
+    if kind == "disorder":
+        return (f"a {state['statistic']} over {state['n_disorder']} random signs of a model on {state['n']} spins")
+    parts = []
+    for idx, w in state["terms"]:
+        k = idx.shape[1]
+        what = {1: "fields", 2: "pair couplings"}.get(k, f"{k}-spin terms")
+        signs = " (all > 0)" if np.all(w > 0) else " (all < 0)" if np.all(w < 0) else " (mixed signs)"
+        parts.append(f"{len(w)} {what}{signs}")
+    parts += [f"a rank-one block over {int(np.count_nonzero(u))} spins" for u, _ in state["rank_one"]]
+    grid = _rt_grid(state)
+    where = ""
+    if grid is not None:
+        where = f" on a {grid['rows']} x {grid['cols']} " + ("torus" if grid["wrap_rows"] and grid["wrap_cols"] else
+                                                             "grid" if not (grid["wrap_rows"] or grid["wrap_cols"])
+                                                             else "cylinder")
+    what = "mean energy" if state.get("statistic") == "mean_energy" else "model"
+    return f"a {what} of {state['n']} spins{where}: " + (", ".join(parts) if parts else "no terms")
 
 
 def _growth(ctx: _Context, complexity: str) -> tuple[int, float]:

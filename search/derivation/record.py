@@ -53,10 +53,12 @@ class Step:
     check: Check = field(default_factory=lambda: Check(None))
     #: mean change of log_shift over the check instances (log Z before = log Z after + change)
     log_change: float | None = None
+    #: what the step left, in words (on the largest instance the view ran)
+    result: str = ""
 
     def to_dict(self) -> dict:
         return _plain({"action": self.action, "summary": self.summary, "params": self.params,
-                       "log_change": self.log_change, "check": asdict(self.check)})
+                       "log_change": self.log_change, "result": self.result, "check": asdict(self.check)})
 
 
 @dataclass
