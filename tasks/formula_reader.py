@@ -41,11 +41,8 @@ atanh(1 - 2x) = (log1p(-x) - log x)/2 and log(1 - x) = log1p(-x).
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-
-import numpy as np
 
 from tasks.formula import DOMAIN_VALUES, FUNCTIONS, Formula, Loop
 from tasks.formula_algebra import Monomial, expand, lift, merge, monomials, rank_one_block, spin_monomials, to_spins
@@ -250,7 +247,7 @@ def _compile_disorder(da: DisorderAverage) -> CompiledReader:
     w.line(f"n_disorder = math.prod(shape_{eta})")
     w.family(s, da.inner.shape, offset="n_disorder")
     w.line(f"if math.prod(shape_{s}) != n:")
-    w.line(f"    raise ValueError('the spins do not number n')")
+    w.line("    raise ValueError('the spins do not number n')")
     name, expr = da.reference
     w.line(f"reference_beta = float({w.expr(expr)})")
     beta = f"float(p_{da.inner.param(da.inner.beta_key).name})" if da.inner.beta_key else "reference_beta"
@@ -334,7 +331,7 @@ class _Writer:
         self.line(f"parts.append((np.stack([{', '.join(flats)}], 1), w))")
 
     def rank_one(self, b, family: str) -> None:
-        self.line(f"# an all-pairs sum kept as the rank-one block (u, a): sum_(i<j) a u_i u_j s_i s_j")
+        self.line("# an all-pairs sum kept as the rank-one block (u, a): sum_(i<j) a u_i u_j s_i s_j")
         local = {b.letter: f"i_{b.letter}"}
         self.line(f"i_{b.letter} = np.arange(0, int({self.expr(b.hi)}) + 1, dtype=np.int64)")
         u = "1.0" if b.vector is None else self.expr(b.vector, local)
@@ -371,7 +368,7 @@ class _Writer:
         self.line(f"var = np.concatenate([{', '.join(flats)}])")
         self.line(f"row_of = np.tile(rows, {len(c.sites)})")
         if shift.numerator % 2:
-            self.line(f"rhs = rhs + np.bincount(row_of, minlength=len(rhs))")
+            self.line("rhs = rhs + np.bincount(row_of, minlength=len(rhs))")
         coords = f"np.stack([{', '.join(each_cols)}], 1)" if each_cols else "np.zeros((1, 0), dtype=np.int64)"
         self.line(f'constraints.append({{"row_of": row_of, "var": var, "rhs": rhs % 2, "coords": {coords}}})')
 

@@ -41,7 +41,7 @@ EXPECTED = {
     "P06": ("read_formula -> tensor_contraction", "no_efficient_known"),
     "T07": ("read_formula -> chain", "transfer_matrix"),
     "T08": ("read_formula -> row_transfer", "transfer_matrix"),
-    "T09": ("read_formula -> tensor_contraction", "treewidth_bounded"),
+    "T09": ("read_formula -> degree_one -> product", "treewidth_bounded"),
     "T10": ("read_formula -> magnetisation", "exactly_solvable_other"),
     "T11": ("spin_variables -> chain", "transfer_matrix"),
     "T12": ("read_formula -> gauge -> kaufman", "gauge"),

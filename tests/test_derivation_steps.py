@@ -96,7 +96,6 @@ def test_gauge_of_a_mattis_block_gives_curie_weiss():
 
 @pytest.mark.parametrize("beta", BETAS)
 def test_components_free_terms_and_product(beta):
-    rng = np.random.default_rng(3)
     model = _model(8, [((0, 1), 0.7), ((1, 2), -1.1), ((3,), 0.4), ((5,), -2.0)], beta)
     out = components.ENTRY(model, {})
     assert out["n"] == 3 and _log_z(out) == pytest.approx(_log_z(model), rel=1e-13)

@@ -8,7 +8,7 @@ from search.derivation.actions.summing_out import _so_pass
 NAME = "degree_one"
 SUMMARY = "sum out every spin with one neighbour, repeatedly (trees shrink to nothing)"
 COST = "O(n)"
-LABELS: tuple[str, ...] = ()
+LABELS = ("treewidth_bounded",)          # leaves first: variable elimination on a tree
 PRESERVES_ENERGY = False
 DEGREE = 1
 OPTION_SPACE = {"repeat": (True, False)}

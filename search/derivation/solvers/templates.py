@@ -105,7 +105,13 @@ class TemplateSolver:
 
     def claims(self, view, options):
         c = self.template.claims(view.task_view, options)
-        return (c.tractable_class,), c.complexity_O, c.justification, c.cost_rank
+        complexity, why = c.complexity_O, c.justification
+        if self.template is tensor_contraction and options.get("engine", "bucket") == "bucket" \
+                and options.get("order", "min_fill") in ("min_fill", "min_degree") and complexity == "O(n)":
+            # the greedy order scans every remaining spin at each step: O(n^2) before any contraction
+            complexity = "O(n^2)"
+            why += " Finding the greedy elimination order scans the remaining spins at every step: O(n^2) in all."
+        return (c.tractable_class,), complexity, why, c.cost_rank
 
     def tune(self, states) -> dict:
         """Options chosen from the states themselves: the row sweep takes the order whose frontier
