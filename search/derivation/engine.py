@@ -38,10 +38,10 @@ from tasks.formula_extras import DisorderAverage
 from tasks.formula_reader import CompiledReader, compile_reader
 
 #: how many chain prefixes a search expands at most, and how long a chain may grow
-MAX_NODES = 16
+MAX_NODES = 12
 MAX_DEPTH = 4
 #: sizes the view runs a chain at (the probe sizes, then at most this many ladder sizes)
-MAX_VIEW_LADDER = 4
+MAX_VIEW_LADDER = 3
 #: a plan this cheap (O(n)) ends the search; with any polynomial plan it ends after this many expansions
 GOOD_ENOUGH = (0, 1.0)
 POLYNOMIAL_PATIENCE = 3
@@ -322,8 +322,10 @@ def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Pl
         if _growth(ctx, cost) > _growth(ctx, complexity):
             complexity = cost
     order = list(SOLVERS).index(solver.NAME)
+    rank, rate = _growth(ctx, complexity)
+    # rates of exponentials are not comparable between models of different sizes: fewer steps first
     return Plan(tuple(node.chain), solver.NAME, options, tuple(labels), complexity, justification,
-                (*_growth(ctx, complexity), len(node.chain), order))
+                (rank, rate if rank == 0 else 0.0, len(node.chain), rate, order))
 
 
 def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
@@ -343,7 +345,7 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
         if node.view.frustration and not findings:            # the first proof is enough
             findings.append(f"after {' -> '.join(a for a, _ in node.chain) or 'reading'}: proof of frustration: "
                             f"{node.view.frustration} (no gauge makes every coupling ferromagnetic)")
-        best = min((p.cost[:2] for p in node.plans), default=(9, math.inf))
+        best = min((p.cost[:2] for p in node.plans), default=(9, math.inf))     # (rank, poly degree)
         heapq.heappush(queue, (best, len(node.chain), counter, node))
         counter += 1
 
