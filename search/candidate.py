@@ -39,6 +39,8 @@ class Candidate:
     wall time of the model request (retries included). ``system_prompt`` carries the system
     message from the proposer to the engine, which journals each distinct text once (a
     ``system_prompt`` event, named by ``prompt_meta["system"]``) and stores the candidate without it.
+    ``derivation`` is the chain of checked steps a derivation proposal was built from (plain dicts:
+    action, params, check), empty for other proposals.
     """
 
     id: str
@@ -65,6 +67,7 @@ class Candidate:
     notes: list[str] = field(default_factory=list)
     latency_s: float = 0.0
     system_prompt: str | None = None
+    derivation: list[dict] = field(default_factory=list)
     schema: int = SCHEMA
 
     def __post_init__(self):
@@ -103,6 +106,7 @@ class Candidate:
         d["parent_ids"] = list(self.parent_ids)
         d["prompt_meta"] = dict(self.prompt_meta)
         d["notes"] = list(self.notes)
+        d["derivation"] = [dict(step) for step in self.derivation]
         return d
 
     @classmethod

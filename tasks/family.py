@@ -96,13 +96,21 @@ def family_structure(task, sizes=None, seed: int = 0, nishimori: bool | None = N
     if key in _FAMILY_CACHE:
         return _FAMILY_CACHE[key]
     ss = tuple(analyse(task.to_model(task.probe_params(n, seed, 0), n)) for n in sizes)
+    fam = summarise(task.id, sizes, ss, bool(nishimori))
+    _FAMILY_CACHE[key] = fam
+    return fam
+
+
+def summarise(task_id: str, sizes: tuple[int, ...], ss: tuple[Structure, ...], nishimori: bool = False) -> FamilyStructure:
+    """The family summary of one analysed model per size (``ss[k]`` at ``sizes[k]``): also used for
+    models that are not a task's own, such as those a derivation step leaves (search/derivation)."""
     tw_kind, tw_e = width_growth(sizes, [s.treewidth for s in ss])
     pw_kind, pw_e = width_growth(sizes, [s.pathwidth for s in ss])
     planar_all = [s.planar for s in ss]
     boundaries = {s.boundary for s in ss}
     gauge_all = all(s.gauge_uniform for s in ss)
-    fam = FamilyStructure(
-        task_id=task.id, sizes=sizes,
+    return FamilyStructure(
+        task_id=task_id, sizes=tuple(sizes),
         treewidth=tuple(s.treewidth for s in ss), pathwidth=tuple(s.pathwidth for s in ss),
         treewidth_growth=tw_kind, pathwidth_growth=pw_kind, treewidth_exponent=tw_e, pathwidth_exponent=pw_e,
         has_fields=any(s.has_fields for s in ss), max_order=max(s.max_order for s in ss),
@@ -113,7 +121,5 @@ def family_structure(task, sizes=None, seed: int = 0, nishimori: bool | None = N
         rank_one=all(s.rank_one for s in ss), gauge_uniform=gauge_all,
         disorder="uniform" if all(s.uniform_couplings for s in ss) else "gauge" if gauge_all else "frustrated",
         uniform_magnitude=all(s.uniform_magnitude for s in ss), nishimori=bool(nishimori),
-        independent_terms=all(s.independent_terms for s in ss), structures=ss,
+        independent_terms=all(s.independent_terms for s in ss), structures=tuple(ss),
     )
-    _FAMILY_CACHE[key] = fam
-    return fam

@@ -134,7 +134,7 @@ def events_of(store):
 def test_a_new_proposer_is_one_file_and_its_config_section(plugin_dir, tmp_path, sandbox):
     (plugin_dir / "doubling.py").write_text(textwrap.dedent(DOUBLING))
     cfg = config_from_dict({**BASE, "proposers": {"structural": 0.0, "doubling": {"weight": 1.0, "factor": 2.0}}})
-    assert cfg.proposers["doubling"].factor == 2.0 and cfg.weights() == {"structural": 0.0, "doubling": 1.0, "llm": 0.0}
+    assert cfg.proposers["doubling"].factor == 2.0 and cfg.weights() == {"structural": 0.0, "doubling": 1.0, "derivation": 0.0, "llm": 0.0}
     with pytest.raises(Exception, match="proposers.doubling.factor"):
         config_from_dict({**BASE, "proposers": {"doubling": {"weight": 1.0, "factor": "two"}}})
     with RunStore.create(tmp_path / "runs", cfg.to_dict(), cfg.task) as store:

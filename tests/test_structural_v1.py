@@ -1,8 +1,9 @@
-"""The structural proposer on the v1 Tier-1 tasks: each task's reader against ``task.to_model`` on
-seeded params, and its first proposal judged by ``verify`` at the probe sizes with an admissible class.
+"""The structural proposer on the v1 Tier-1 tasks: each task's reader (compiled from its formula)
+against ``task.to_model`` on seeded params, and its first proposal judged by ``verify`` at the probe
+sizes with an admissible class.
 
 T11's reader returns the energy constant its occupation-to-spin map leaves (the optional sixth value);
-T13 (four-spin plaquettes, which readers do not carry) has no reader and is left out.
+T13 (four-spin plaquettes, which the templates do not take) is declined with the reason.
 """
 
 import numpy as np
@@ -11,9 +12,10 @@ import pytest
 from evaluators.checks.classes import admissible
 from evaluators.verify import VerifyOptions, verify
 from search.structural import StructuralProposer
-from search.structural.readers import read, reader_disagreement
+from search.structural.readers import read, reader_disagreement, reader_source
 from tasks.family import family_structure
 from tasks.registry import get_task
+from tasks.rotation_system import drawing_is_planar
 
 #: task -> the template its first plan should use (chosen from the structure analysis)
 FIRST_TEMPLATE = {
@@ -58,20 +60,22 @@ def test_t10_reader_keeps_the_couplings_as_one_rank_one_block():
     """O(n) memory at n = 10^4: the all-to-all J/n couplings are never expanded into pairs."""
     cw = get_task("T10")
     n = 10_000
-    edges, J, h, rank_one, positions = read(cw, cw.sample_params(np.random.default_rng(3), n), n)
+    edges, J, h, rank_one, positions = read(cw, cw.sample_params(np.random.default_rng(3), n), n)[:5]
     assert edges.shape == (0, 2) and len(rank_one) == 1 and rank_one[0][0].shape == (n,)
     assert np.allclose(rank_one[0][0], 1.0) and np.allclose(h, h[0])
 
 
 @pytest.mark.parametrize("task", [t for t in TASKS if t.id in ("T07", "T08", "T14", "T16")], ids=lambda t: t.id)
 def test_planar_readers_give_the_task_drawing(task):
-    """The planar lattices come with the straight-line drawing of their model (the ring on a circle,
-    grids at (c, -r), the triangular lattice with equilateral triangles)."""
+    """The compiled readers infer a straight-line planar drawing from the formula: a two-index array on
+    its grid, (c, -r) (the triangular lattice sheared, one diagonal per square), a ring on a circle."""
     n = task.probe_sizes[-1]
     params = task.sample_params(np.random.default_rng(4), n)
     model = task.to_model(params, n)
-    drawing = model.positions if model.positions is not None else model.lattice.positions()
-    assert np.allclose(read(task, params, n)[4], drawing)
+    drawing = read(task, params, n)[4]
+    open_grid = model.lattice is not None and not (model.lattice.periodic_rows or model.lattice.periodic_cols)
+    assert np.allclose(drawing, model.lattice.positions() if open_grid else model.positions)
+    assert drawing_is_planar(n, model.couplings[0], drawing)
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
@@ -94,7 +98,6 @@ def test_a_reader_that_drops_the_energy_constant_is_caught():
     assert reader_disagreement(t11, params, 10) is None
 
     class NoConstant(type(t11)):
-        reader_source = t11.reader_source.replace("[], positions,\n            n * mu / 2 + (n - 1) * eps / 4)",
-                                                  "[], positions)")
-    assert NoConstant.reader_source != t11.reader_source
+        reader_source = reader_source(t11).replace('read["positions"], read["constant"]', 'read["positions"]')
+    assert NoConstant.reader_source != reader_source(t11)
     assert "energy constants differ" in reader_disagreement(NoConstant(), params, 10)

@@ -192,7 +192,7 @@ BROKEN = {
     "TASK a class": (("TASK = DiamondChain()", "TASK = DiamondChain"), r"TASK is the class DiamondChain, not an instance"),
     "TASK a number": (("TASK = DiamondChain()", "TASK = 3"), r"TASK is a int, not an instance"),
     "catalogued id": (('id = "DIAMOND"', 'id = "P01"'), r"id P01 is already the catalogued task"),
-    "syntax error": (("def cells(n: int) -> int:", "def cells(n: int) -> int"), r"line 14: syntax error"),
+    "syntax error": (("def cells(n: int) -> int:", "def cells(n: int) -> int"), r"line 15: syntax error"),
     "error on import": (("import numpy as np\n", "import numpy as np\nnp.frobnicate()\n"),
                         r"line 9: AttributeError: .*frobnicate"),
     "abstract": (("    def to_model(self, params, n):", "    def to_model_(self, params, n):"),

@@ -20,7 +20,7 @@ from evaluators.oracles.registry import exact_log_z, oracle_for
 from evaluators.submission import Submission
 from evaluators.verify import VerifyOptions, verify
 from search.structural import StructuralProposer
-from search.structural.readers import read, reader_disagreement
+from search.structural.readers import read, reader_disagreement, reader_source
 from tasks.base import CLASS_LABELS
 from tasks.family import family_structure
 from tasks.registry import get_task
@@ -198,7 +198,7 @@ def test_reader_agrees_with_to_model_and_is_caught_when_it_does_not():
         assert np.array_equal(read(TASK, params, n)[4], params["points"])
 
     class Broken(type(TASK)):
-        reader_source = TASK.reader_source.replace("return edges, J,", "return edges, -J,")
+        reader_source = reader_source(TASK).replace("return edges, J, h,", "return edges, -J, h,")
     assert reader_disagreement(Broken(), TASK.sample_params(rng, 16), 16) == "coupling values differ"
 
 

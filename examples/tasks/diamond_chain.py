@@ -8,6 +8,7 @@ or ``task_files: [THIS_FILE]`` in a run config; the framework needs no other cha
 import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta
+from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel
 
 
@@ -51,24 +52,24 @@ for params {"beta", "J", "K", "h_node", "h_dec"} and n, in time polynomial in n.
     probe_sizes = (7, 10, 13)                       # L = 2, 3, 4: brute force checks these
     ladder_sizes = (301, 1501, 4501)                # exact oracles check these
 
-    #: optional: lets the offline structural proposer write programs for this task
-    #: (search/structural/readers.py: the couplings and fields as arrays, in to_model's order)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    L = (n - 1) // 3
-    J = np.asarray(params["J"], dtype=np.float64).reshape(L, 4)
-    node, a, b = 3 * np.arange(L), 3 * np.arange(L) + 1, 3 * np.arange(L) + 2
-    edges = np.concatenate([np.stack(pair, 1) for pair in
-                            ((node, a), (node, b), (a, node + 3), (b, node + 3), (a, b))])
-    couplings = np.concatenate([J[:, 0], J[:, 1], J[:, 2], J[:, 3], np.asarray(params["K"], dtype=np.float64)])
-    h = np.zeros(n)
-    h_dec = np.asarray(params["h_dec"], dtype=np.float64).reshape(L, 2)
-    h[0::3], h[1::3], h[2::3] = params["h_node"], h_dec[:, 0], h_dec[:, 1]
-    return edges, couplings, h, [], None
-"""
+    #: optional: the exponent as a structured expression (tasks/formula.py) gives generated paraphrases
+    #: and lets the offline proposers compile a reader for the task and derive programs from it
+    formula = Formula(
+        shape=("n",),
+        params=(Param("beta", "a real number"), Param("J", "an L x 4 nested list of real numbers"),
+                Param("K", "a list of L real numbers"), Param("h_node", "a list of L + 1 real numbers"),
+                Param("h_dec", "an L x 2 nested list of real numbers")),
+        terms=(term("J[k][0] * s[3 * k] * s[3 * k + 1]", ("k", "0", "L - 1")),
+               term("J[k][1] * s[3 * k] * s[3 * k + 2]", ("k", "0", "L - 1")),
+               term("J[k][2] * s[3 * k + 1] * s[3 * k + 3]", ("k", "0", "L - 1")),
+               term("J[k][3] * s[3 * k + 2] * s[3 * k + 3]", ("k", "0", "L - 1")),
+               term("K[k] * s[3 * k + 1] * s[3 * k + 2]", ("k", "0", "L - 1")),
+               term("h_node[k] * s[3 * k]", ("k", "0", "L")),
+               term("h_dec[k][0] * s[3 * k + 1]", ("k", "0", "L - 1")),
+               term("h_dec[k][1] * s[3 * k + 2]", ("k", "0", "L - 1"))),
+        derived=(Derived("L", "(n - 1) // 3"),),
+        size_note="n = 3*L + 1 with L >= 1",
+    )
 
     def check_size(self, n):
         cells(n)

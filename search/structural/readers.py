@@ -1,8 +1,9 @@
 """Readers: how a generated program turns the task's own params dict into arrays.
 
 Generated programs receive ``(params, n)`` exactly as the paper's ``Z_efficient`` does, so each
-one embeds its task's reader, a self-contained numpy function declared by the task module as the
-class attribute ``reader_source``::
+one embeds its task's reader, a self-contained numpy function: the reader compiled from the task's
+formula (tasks/formula_reader.py) behind a small adapter, or, for a task without a formula, one the
+task module declares as the class attribute ``reader_source`` (a declared reader takes precedence)::
 
     def _read(params, n) -> (edges, J, h, rank_one, positions[, constant])
 
@@ -20,22 +21,55 @@ normal form, so a reader can be checked against ``task.to_model``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from tasks.base import Task
+from tasks.formula import Formula
+from tasks.formula_reader import compile_reader
 from tasks.model import IsingModel
+
+#: the adapter from the compiled reader's dict to the templates' arrays (pairs and fields only)
+ADAPTER = '''
+
+def _read(params, n):
+    """(edges, J, h, rank_one, positions, constant) from the reader compiled from the task's formula."""
+    read = _read_formula(params, n)
+    edges, J, h = np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(read["n"])
+    for idx, w in read["terms"]:
+        if idx.shape[1] == 1:
+            np.add.at(h, idx[:, 0], w)
+        elif idx.shape[1] == 2:
+            edges, J = idx, w
+        else:
+            raise ValueError(f"the reader compiled from the formula gives terms on {idx.shape[1]} spins; "
+                             "the structural templates take pairs and fields")
+    return edges, J, h, list(read["rank_one"]), read["positions"], read["constant"]
+'''
 
 
 class NoReader(LookupError):
-    """The task declares no ``reader_source``: the structural proposer cannot write programs for it."""
+    """The task has neither a formula nor a ``reader_source``: the structural proposer cannot write programs for it."""
 
 
 def reader_source(task: Task) -> str:
-    """The task's reader source (NoReader when it has none)."""
+    """The task's reader source: its declared ``reader_source``, else the one compiled from its formula
+    (NoReader when it has neither, or its formula cannot be compiled)."""
     src = getattr(task, "reader_source", None)
-    if not isinstance(src, str) or "def _read(" not in src:
-        raise NoReader(f"task {task.id} declares no reader_source defining _read(params, n)")
-    return src
+    if isinstance(src, str) and "def _read(" in src:
+        return src
+    if isinstance(task.formula, Formula):
+        try:
+            return _compiled_source(task.formula)
+        except ValueError as exc:
+            raise NoReader(f"task {task.id}: its formula cannot be compiled into a reader ({exc})") from None
+    raise NoReader(f"task {task.id} has no formula (tasks/formula.py) and declares no reader_source")
+
+
+@lru_cache(maxsize=256)
+def _compiled_source(formula: Formula) -> str:
+    return compile_reader(formula).source + ADAPTER
 
 
 def load_reader(source: str):

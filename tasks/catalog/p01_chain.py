@@ -29,19 +29,6 @@ run in time polynomial in n."""
     gold = Gold("transfer_matrix", "O(n)")
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open chain; positions (i, 0) embed it on a line.\"\"\"
-    i = np.arange(n - 1)
-    edges = np.stack([i, i + 1], 1)
-    J = np.full(n - 1, float(params["J"]))
-    positions = np.stack([np.arange(n), np.zeros(n)], 1).astype(np.float64)
-    return edges, J, np.zeros(n), [], positions
-"""
 
     formula = Formula(
         shape=("n",),

@@ -26,20 +26,6 @@ exp( beta * J * sum_{i=1}^{n-1} x_i * x_{i+1}
     gold = Gold("transfer_matrix", "O(n)")
     probe_sizes = (6, 10, 12)
     ladder_sizes = (100, 1000, 10_000, 100_000)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open chain with site fields.\"\"\"
-    i = np.arange(n - 1)
-    edges = np.stack([i, i + 1], 1)
-    J = np.full(n - 1, float(params["J"]))
-    h = np.asarray(params["h"], dtype=np.float64).reshape(n)
-    positions = np.stack([np.arange(n), np.zeros(n)], 1).astype(np.float64)
-    return edges, J, h, [], positions
-"""
 
     formula = Formula(
         shape=("n",),

@@ -35,22 +35,6 @@ exp( beta * J * sum_{(i,j) in E} x_i * x_j )."""
     probe_sizes = (9, 16)
     square_lattice = True
     ladder_sizes = (36, 64, 144, 256, 1024, 4096)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the L x L torus (site r*L + c); not planar, no positions.\"\"\"
-    L = int(round(n ** 0.5))
-    r, c = np.divmod(np.arange(n), L)
-    right = r * L + (c + 1) % L
-    down = ((r + 1) % L) * L + c
-    site = np.arange(n)
-    edges = np.concatenate([np.stack([site, right], 1), np.stack([site, down], 1)])
-    J = np.full(len(edges), float(params["J"]))
-    return edges, J, np.zeros(n), [], None
-"""
 
     formula = Formula(
         shape=("L", "L"),

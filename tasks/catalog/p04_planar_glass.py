@@ -29,24 +29,6 @@ exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
     probe_sizes = (9, 16)
     square_lattice = True
     ladder_sizes = (64, 256, 1024, 4096)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open L x L grid; positions (c, -r) are a planar embedding.\"\"\"
-    L = int(round(n ** 0.5))
-    Jh = np.asarray(params["Jh"], dtype=np.float64).reshape(L, L - 1)
-    Jv = np.asarray(params["Jv"], dtype=np.float64).reshape(L - 1, L)
-    r, c = np.divmod(np.arange(n), L)
-    right = (r * L + c)[c < L - 1]
-    down = (r * L + c)[r < L - 1]
-    edges = np.concatenate([np.stack([right, right + 1], 1), np.stack([down, down + L], 1)])
-    J = np.concatenate([Jh.ravel(), Jv.ravel()])
-    positions = np.stack([c, -r], 1).astype(np.float64)
-    return edges, J, np.zeros(n), [], positions
-"""
 
     formula = Formula(
         shape=("L", "L"),

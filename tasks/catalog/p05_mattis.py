@@ -23,16 +23,6 @@ Z(beta, xi, n) = sum over 2^n assignments of exp( (beta/2) * (M(x)^2 - n) )."""
     gold = Gold("gauge", "O(n)")
     probe_sizes = (6, 10, 12)
     ladder_sizes = (100, 1000, 10_000)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions): no pair list, one rank-one block (xi, 1.0) kept unexpanded.\"\"\"
-    xi = np.asarray(params["xi"], dtype=np.float64).reshape(n)
-    return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(n), [(xi, 1.0)], None
-"""
 
     formula = Formula(
         shape=("n",),

@@ -25,17 +25,6 @@ exp( beta * sum_k J[k] * x[edges[k][0]] * x[edges[k][1]] )."""
     gold = Gold("no_efficient_known", "O(2^n)")
     probe_sizes = (8, 10)
     ladder_sizes = (16, 24, 40, 60, 100, 150)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) from the given edge list; no embedding.\"\"\"
-    edges = np.asarray(params["edges"], dtype=np.int64).reshape(-1, 2)
-    J = np.asarray(params["J"], dtype=np.float64).reshape(len(edges))
-    return edges, J, np.zeros(n), [], None
-"""
 
     formula = Formula(
         shape=("n",),

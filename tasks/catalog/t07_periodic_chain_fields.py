@@ -34,22 +34,6 @@ in time polynomial in n."""
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the ring i -- (i+1) mod n with one coupling J and site
-    fields h; the ring drawn on the unit circle is a straight-line planar embedding.\"\"\"
-    i = np.arange(n)
-    edges = np.stack([i, (i + 1) % n], 1)
-    J = np.full(n, float(params["J"]))
-    h = np.asarray(params["h"], dtype=np.float64).reshape(n)
-    angle = 2 * np.pi * i / n
-    return edges, J, h, [], np.stack([np.cos(angle), np.sin(angle)], 1)
-"""
-
     formula = Formula(
         shape=("n",),
         params=(Param("beta", "a real number"), Param("J", "a real number"), Param("h", "a list of n real numbers")),

@@ -50,26 +50,6 @@ in time polynomial in n."""
     probe_sizes = (6, 12, 15)
     ladder_sizes = (90, 900, 3000, 9000)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open 3 x L strip (site r*L + c, L = n // 3) with its
-    couplings and fields; positions (c, -r) are a planar embedding.\"\"\"
-    L = n // 3
-    Jh = np.asarray(params["Jh"], dtype=np.float64).reshape(3, L - 1)
-    Jv = np.asarray(params["Jv"], dtype=np.float64).reshape(2, L)
-    h = np.asarray(params["h"], dtype=np.float64).reshape(n)
-    r, c = np.divmod(np.arange(n), L)
-    right = (r * L + c)[c < L - 1]
-    down = (r * L + c)[r < 2]
-    edges = np.concatenate([np.stack([right, right + 1], 1), np.stack([down, down + L], 1)])
-    J = np.concatenate([Jh.ravel(), Jv.ravel()])
-    return edges, J, h, [], np.stack([c, -r], 1).astype(np.float64)
-"""
-
     formula = Formula(
         shape=("3", "L"),
         params=(Param("beta", "a real number"), Param("Jh", "a 3 x (L-1) nested list of real numbers"),

@@ -67,22 +67,6 @@ in time polynomial in n."""
     #: which it builds only up to n = 1500 (beyond, reverse Cuthill-McKee gives frontiers of hundreds)
     ladder_sizes = (100, 300, 1000, 1500)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions): tree edge i -- parent[i] (i >= 1) carries J[i-1], site fields h;
-    no drawing is given, so no positions.\"\"\"
-    parent = np.asarray(params["parent"], dtype=np.int64).reshape(n)
-    i = np.arange(1, n)
-    edges = np.stack([i, parent[i]], 1)
-    J = np.asarray(params["J"], dtype=np.float64).reshape(n - 1)
-    h = np.asarray(params["h"], dtype=np.float64).reshape(n)
-    return edges, J, h, [], None
-"""
-
     formula = Formula(
         shape=("n",),
         params=(Param("beta", "a real number"),

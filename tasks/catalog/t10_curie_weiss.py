@@ -33,18 +33,6 @@ in time polynomial in n."""
     probe_sizes = (6, 10, 14)
     ladder_sizes = (100, 1000, 10_000, 100_000)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions): no pair list, the all-to-all J/n couplings as one rank-one
-    block (ones, J/n) kept unexpanded, and the uniform field h on every spin.\"\"\"
-    J, h = float(params["J"]), float(params["h"])
-    return np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.full(n, h), [(np.ones(n), J / n)], None
-"""
-
     formula = Formula(
         shape=("n",),
         params=(Param("beta", "a real number"), Param("J", "a real number"), Param("h", "a real number")),

@@ -44,23 +44,6 @@ in time polynomial in n."""
         domain="01",
     )
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions, constant) of the chain after tau = (1 + s) / 2: J = eps/4,
-    h_i = mu/2 + (eps/4) deg(i), constant n mu/2 + (n-1) eps/4.\"\"\"
-    eps, mu = float(params["eps"]), float(params["mu"])
-    i = np.arange(n - 1)
-    degree = np.full(n, 2.0)
-    degree[[0, -1]] = 1.0
-    positions = np.stack([np.arange(n), np.zeros(n)], 1).astype(np.float64)
-    return (np.stack([i, i + 1], 1), np.full(n - 1, eps / 4), mu / 2 + eps / 4 * degree, [], positions,
-            n * mu / 2 + (n - 1) * eps / 4)
-"""
-
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "eps": float(rng.uniform(0.2, 2.0)), "mu": float(rng.uniform(-2.0, 1.0))}
 

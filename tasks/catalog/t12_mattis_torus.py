@@ -39,25 +39,6 @@ in time polynomial in n."""
     probe_sizes = (9, 16)
     ladder_sizes = (25, 36, 64, 100, 144)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the L x L torus (site r*L + c) with couplings J xi_i xi_j;
-    not planar, no positions.\"\"\"
-    L = int(round(n ** 0.5))
-    xi = np.asarray(params["xi"], dtype=np.float64).reshape(n)
-    r, c = np.divmod(np.arange(n), L)
-    right = r * L + (c + 1) % L
-    down = ((r + 1) % L) * L + c
-    site = np.arange(n)
-    edges = np.concatenate([np.stack([site, right], 1), np.stack([site, down], 1)])
-    J = float(params["J"]) * xi[edges[:, 0]] * xi[edges[:, 1]]
-    return edges, J, np.zeros(n), [], None
-"""
-
     formula = Formula(
         shape=("L", "L"),
         params=(Param("beta", "a real number"), Param("J", "a real number > 0"),

@@ -57,28 +57,6 @@ in time polynomial in n."""
     probe_sizes = (9, 16)
     ladder_sizes = (64, 256, 1024, 4096, 16384)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open L x L triangular lattice (site r*L + c; bonds right,
-    down and down-right) with weight -J on every bond (H = +J sum s s); positions (c - r/2, -r sqrt(3)/2)
-    draw it with equilateral triangles, a straight-line planar embedding.\"\"\"
-    L = int(round(n ** 0.5))
-    r, c = np.divmod(np.arange(n), L)
-    site = r * L + c
-    right = site[c < L - 1]
-    down = site[r < L - 1]
-    diag = site[(r < L - 1) & (c < L - 1)]
-    edges = np.concatenate([np.stack([right, right + 1], 1), np.stack([down, down + L], 1),
-                            np.stack([diag, diag + L + 1], 1)])
-    J = np.full(len(edges), -float(params["J"]))
-    positions = np.stack([c - r / 2.0, -r * np.sqrt(3.0) / 2.0], 1)
-    return edges, J, np.zeros(n), [], positions
-"""
-
     formula = Formula(
         shape=("L", "L"),
         params=(Param("beta", "a real number"), Param("J", "a real number > 0")),

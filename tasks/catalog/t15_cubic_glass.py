@@ -57,25 +57,6 @@ exp( beta * sum_{a<L-1, b, c} Jx[a][b][c] * x[a][b][c] * x[a+1][b][c]
     probe_sizes = (8,)
     ladder_sizes = (27, 64, 125)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open L x L x L cube (site (x L + y) L + z) with its
-    Jx, Jy, Jz couplings; not planar, no positions.\"\"\"
-    L = int(round(n ** (1.0 / 3.0)))
-    site = np.arange(n).reshape(L, L, L)
-    edges = np.concatenate([np.stack([site[:-1].ravel(), site[1:].ravel()], 1),
-                            np.stack([site[:, :-1].ravel(), site[:, 1:].ravel()], 1),
-                            np.stack([site[:, :, :-1].ravel(), site[:, :, 1:].ravel()], 1)])
-    J = np.concatenate([np.asarray(params["Jx"], dtype=np.float64).reshape(L - 1, L, L).ravel(),
-                        np.asarray(params["Jy"], dtype=np.float64).reshape(L, L - 1, L).ravel(),
-                        np.asarray(params["Jz"], dtype=np.float64).reshape(L, L, L - 1).ravel()])
-    return edges, J, np.zeros(n), [], None
-"""
-
     formula = Formula(
         shape=("L", "L", "L"),
         params=(Param("beta", "a real number"), Param("Jx", "an (L-1) x L x L nested list of values in {-1, +1}"),

@@ -40,26 +40,6 @@ exp( beta * sum_{r,c: c<L-1} Jh[r][c] * x_{r,c} * x_{r,c+1}
     probe_sizes = (9, 16)
     ladder_sizes = (36, 64, 144, 256)
 
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions) of the open L x L grid with its +-1 couplings and site fields;
-    positions (c, -r) are a planar embedding.\"\"\"
-    L = int(round(n ** 0.5))
-    Jh = np.asarray(params["Jh"], dtype=np.float64).reshape(L, L - 1)
-    Jv = np.asarray(params["Jv"], dtype=np.float64).reshape(L - 1, L)
-    h = np.asarray(params["h"], dtype=np.float64).reshape(n)
-    r, c = np.divmod(np.arange(n), L)
-    right = (r * L + c)[c < L - 1]
-    down = (r * L + c)[r < L - 1]
-    edges = np.concatenate([np.stack([right, right + 1], 1), np.stack([down, down + L], 1)])
-    J = np.concatenate([Jh.ravel(), Jv.ravel()])
-    return edges, J, h, [], np.stack([c, -r], 1).astype(np.float64)
-"""
-
     formula = Formula(
         shape=("L", "L"),
         params=(Param("beta", "a real number"), Param("Jh", "an L x (L-1) nested list of values in {-1, +1}"),

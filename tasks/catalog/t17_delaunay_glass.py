@@ -106,19 +106,6 @@ in time polynomial in n."""
     #: (tasks/structure.py) proves planarity with networkx only up to 2048 spins, and the structural
     #: proposer's Pfaffian plan needs planarity established at every size, so the ladder stops there
     ladder_sizes = (64, 256, 1024, 2048)
-    #: self-contained numpy reader for generated programs (see search/structural/readers.py)
-    reader_source = """\
-import numpy as np
-
-
-def _read(params, n):
-    \"\"\"(edges, J, h, rank_one, positions): the Delaunay edges with their +-1 couplings, zero fields;
-    the points themselves are a straight-line planar embedding.\"\"\"
-    edges = np.asarray(params["edges"], dtype=np.int64).reshape(-1, 2)
-    J = np.asarray(params["J"], dtype=np.float64).reshape(-1)
-    positions = np.asarray(params["points"], dtype=np.float64).reshape(n, 2)
-    return edges, J, np.zeros(n), [], positions
-"""
 
     formula = Formula(
         shape=("n",),

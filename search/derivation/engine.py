@@ -1,0 +1,403 @@
+"""The derivation engine: from a task's formula to a checked chain of actions and one program.
+
+1. Compile the formula into a reader (tasks/formula_reader.py); the first step of every derivation
+   is that reading, or the change of variables {0, 1} -> {-1, +1} when the formula used 0/1 values.
+2. Search over chains: a node is a chain prefix with the states it leaves on the task's instances
+   (search/derivation/view.py). The structure analysis of those states says which actions apply
+   (``admits``) and which solvers finish them (``applies``); each applicable action makes a child,
+   whose step is checked (search/derivation/checks.py) before it is expanded further, and each
+   applicable solver makes a plan. Nodes are expanded best first: the cheapest plan a node offers
+   (growth rank and rate of the claimed complexity), then the shallowest; the search stops at a
+   linear-time plan or when its node budget is spent.
+3. The best plan (cheapest growth, then fewest steps) is rendered as one self-contained program; its
+   class is the first label of the chain (its steps' labels, then its solver's) that the verifier's
+   class rules admit for the task's family, and "no_efficient_known" comes first when nothing
+   polynomial was found; its complexity is the largest of the solver's and the steps' own.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evaluators.checks.classes import admissible
+from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
+from evaluators.sandbox import Sandbox
+from search.derivation import checks, render
+from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
+from search.derivation.record import Check, Derivation, Plan, Step
+from search.derivation.runtime import _rt_grid, _rt_start
+from search.derivation.solvers import CHEAP, SOLVERS, get_solver
+from search.derivation.view import VIEW_MAX_N, StateView, view_of
+from tasks.family import family_structure
+from tasks.formula import Formula
+from tasks.formula_extras import DisorderAverage
+from tasks.formula_reader import CompiledReader, compile_reader
+
+#: how many chain prefixes a search expands at most, and how long a chain may grow
+MAX_NODES = 12
+MAX_DEPTH = 4
+#: sizes the view runs a chain at (the probe sizes, then at most this many ladder sizes)
+MAX_VIEW_LADDER = 3
+#: a plan this cheap (O(n)) ends the search; with any polynomial plan it ends after this many expansions
+GOOD_ENOUGH = (0, 1.0)
+POLYNOMIAL_PATIENCE = 3
+
+
+@dataclass
+class _Node:
+    chain: tuple                       # ((action name, options), ...)
+    states: list                       # one state per view size
+    check_states: list                 # one state per check instance
+    view: StateView
+    steps: list                        # Step records of the chain so far (compile step first)
+    plans: list = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    task: object
+    formula: object
+    reader: CompiledReader
+    read: object
+    signed: bool
+    view_sizes: tuple
+    view_params: list
+    instances: list
+    sandbox: Sandbox | None
+
+
+def derive(task, formula=None, source: str = "the task's formula", seed: int = 0, sandbox: Sandbox | None = None,
+           max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> Derivation:
+    """The best checked derivation of ``task`` from ``formula`` (default: the task's own); see the
+    module docstring. ``sandbox`` runs each step's rendered program (None: a private one)."""
+    formula = task.formula if formula is None else formula
+    out = Derivation(task_id=task.id, source=source)
+    if formula is None:
+        out.error = f"{task.id} has no formula to derive from"
+        return out
+    try:
+        reader = compile_reader(formula)
+    except ValueError as exc:
+        out.error = f"the formula cannot be compiled: {exc}"
+        return out
+    own = sandbox is None
+    sandbox = sandbox or Sandbox()
+    try:
+        ctx = _context(task, formula, reader, seed, sandbox)
+        root = _root(ctx)
+        out.notes += list(reader.notes)
+        if not root.steps[0].check.passed:
+            out.steps, out.failed = root.steps, list(root.steps)
+            out.error = "the compiled reader does not reproduce the task's values: " + str(root.steps[0].check.detail)
+            return out
+        plans, failed, findings = _search(ctx, root, max_nodes, max_depth)
+        out.failed, out.findings = failed, findings
+        out.plans = [p for _, p in plans]
+        if not plans:
+            out.steps = root.steps
+            out.error = "no solver applies to any chain found"
+            return out
+        node, best = plans[0]
+        _finish(ctx, out, node, best)
+    finally:
+        if own:
+            sandbox.close()
+    return out
+
+
+def derive_plan(task, plan: Plan, formula=None, source: str = "the task's formula", seed: int = 0,
+                sandbox: Sandbox | None = None) -> Derivation:
+    """The derivation of one given plan (a chain and a solver), every step checked; ``error`` says
+    where it stops when a step does not apply or fails its check (the LLM format uses this)."""
+    formula = task.formula if formula is None else formula
+    out = Derivation(task_id=task.id, source=source)
+    try:
+        reader = compile_reader(formula)
+    except (ValueError, TypeError) as exc:
+        out.error = f"the formula cannot be compiled: {exc}"
+        return out
+    own = sandbox is None
+    sandbox = sandbox or Sandbox()
+    try:
+        ctx = _context(task, formula, reader, seed, sandbox)
+        node = _root(ctx)
+        out.notes += list(reader.notes)
+        for name, options in plan.actions:
+            action = get_action(name)
+            reason = action.admits(node.view)
+            if reason is not None:
+                out.steps = node.steps
+                out.error = f"step {name!r} does not apply: {reason}"
+                return out
+            child, failure = _apply(ctx, node, action, dict(options))
+            if child is None:
+                out.steps, out.failed = node.steps, [failure]
+                out.error = f"step {name!r} failed: {failure.check.detail}"
+                return out
+            node = child
+        solver = get_solver(plan.solver)
+        reason = solver.applies(node.view)
+        if reason is not None:
+            out.steps = node.steps
+            out.error = f"the solver {plan.solver!r} does not apply: {reason}"
+            return out
+        _finish(ctx, out, node, _plan(ctx, node, solver, plan.solver_options))
+    finally:
+        if own:
+            sandbox.close()
+    return out
+
+
+# -- the context and the root ----------------------------------------------------------------------
+
+def _view_sizes_params(task, seed) -> tuple[tuple, list]:
+    probes = tuple(sorted(task.probe_sizes))
+    ladder = [n for n in sorted(task.ladder_sizes) if n <= VIEW_MAX_N and n not in probes]
+    if len(ladder) > MAX_VIEW_LADDER:
+        pick = np.unique(np.linspace(0, len(ladder) - 1, MAX_VIEW_LADDER).round().astype(int))
+        ladder = [ladder[i] for i in pick]
+    sizes = tuple(sorted(set(probes) | set(ladder)))
+    return sizes, [task.probe_params(n, seed, 0) for n in sizes]
+
+
+def _context(task, formula, reader, seed, sandbox) -> _Context:
+    return _Context(task, formula, reader, reader.load(), not task.quantity.positive, *_view_sizes_params(task, seed),
+                    _instances(task, formula, seed), sandbox)
+
+
+def _instances(task, formula, seed) -> list:
+    """Small instances for the step checks, with the task's reference values."""
+    out = []
+    if isinstance(formula, DisorderAverage):
+        n0 = min(task.probe_sizes)
+        for k in range(2):
+            params = task.probe_params(n0, seed, k)
+            n = _smallest_size(formula, params) or n0
+            value = formula.value(params, n)
+            out.append(checks.Instance(n, params, value))
+        return out
+    sizes = [n for n in sorted(task.probe_sizes) if n <= checks.CHECK_MAX_N][:2] or [min(task.probe_sizes)]
+    if not isinstance(formula, Formula):
+        sizes = sizes[:1]                       # a constrained sum is enumerated over all its variables
+    beta_key = formula.beta_key if isinstance(formula, Formula) else ""
+    for n in sizes:
+        for k in range(2 if n <= checks.CHECK_MAX_N else 1):     # brute force on every state: keep big ones few
+            params = task.probe_params(n, seed, k)
+            out.append(checks.Instance(n, params, checks.task_reference(task, params, n)))
+        if beta_key:
+            cold = {**task.probe_params(n, seed, 0)}
+            cold[beta_key] = float(cold[beta_key]) * checks.COLD_FACTOR
+            out.append(checks.Instance(n, cold, checks.task_reference(task, cold, n)))
+    return out
+
+
+def _smallest_size(formula, params) -> int | None:
+    for n in (4, 9):
+        try:
+            formula.value(params, n)
+            return n
+        except (ValueError, IndexError, KeyError):
+            continue
+    return None
+
+
+def root_view(task, formula=None, seed: int = 0) -> StateView:
+    """The structure analysis of the task's compiled formula, before any step (no checks run)."""
+    formula = task.formula if formula is None else formula
+    reader = compile_reader(formula)
+    ctx = _Context(task, formula, reader, reader.load(), not task.quantity.positive, *_view_sizes_params(task, seed),
+                   [], None)
+    return _view(ctx, [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)])
+
+
+def _root(ctx: _Context) -> _Node:
+    states = [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)]
+    check_states = [_rt_start(ctx.read(i.params, i.n)) for i in ctx.instances]
+    view = _view(ctx, states)
+    name = SPIN_VARIABLES["action"] if ctx.reader.changed_domain else "read_formula"
+    summary = SPIN_VARIABLES["summary"] if ctx.reader.changed_domain else \
+        "the formula compiled into a reader: params -> the terms of the model (tasks/formula_reader.py)"
+    check = _check(ctx, [None] * len(check_states), check_states, ())
+    shift = [s.get("log_shift", 0.0) for s in check_states if "log_shift" in s]
+    step = Step(name, summary, {"kind": ctx.reader.kind, "notes": list(ctx.reader.notes)}, check,
+                float(np.mean(shift)) if shift else None, describe_state(states[-1]))
+    return _Node((), states, check_states, view, [step])
+
+
+def _view(ctx: _Context, states) -> StateView:
+    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim"))
+    return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
+                   cheap_solvers=CHEAP, first_steps=first)
+
+
+# -- checks ---------------------------------------------------------------------------------------------
+
+def _check(ctx: _Context, before: list, after: list, chain: tuple) -> Check:
+    """The check of the step that took ``before`` to ``after`` (None before: the compile step,
+    checked against the task's references)."""
+    labels = [f"n={i.n}" for i in ctx.instances]
+    if before[0] is None:
+        worst, failure = 0.0, None
+        for inst, state in zip(ctx.instances, after):
+            try:
+                worst = max(worst, checks.compare(checks.exact_value(state), inst.reference))
+            except (ValueError, MemoryError) as exc:
+                worst, failure = math.inf, f"could not evaluate exactly: {exc}"
+                break
+        if failure is None and worst > checks.TOLERANCE:
+            failure = f"the compiled reader is off by {worst:.3g} (relative) against the task's reference"
+    else:
+        worst, failure = checks.in_process(before, after)
+    sandbox_err = None
+    if failure is None and after[0].get("kind", "model") == "model":
+        actions = [(get_action(a), o) for a, o in chain]
+        sandbox_err, failure = checks.in_sandbox(ctx.sandbox, ctx.task.id, ctx.reader.source, actions, ctx.instances,
+                                                 ctx.signed, after)
+    return Check(failure is None, worst, sandbox_err, labels, failure)
+
+
+# -- search ---------------------------------------------------------------------------------------------
+
+def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | None, Step]:
+    """The child node of ``action`` (None with the failed step when it raises or fails its check)."""
+    chain = node.chain + ((action.NAME, dict(options)),)
+    params = action.explain(node.view, options)
+    try:
+        states = [action.ENTRY(s, options) for s in node.states]
+        after = [action.ENTRY(s, options) for s in node.check_states]
+    except (ValueError, MemoryError, FloatingPointError) as exc:
+        return None, Step(action.NAME, action.SUMMARY, params, Check(False, detail=f"it raised: {exc}"))
+    check = _check(ctx, node.check_states, after, chain)
+    change = [a.get("log_shift", 0.0) - (b.get("log_shift", 0.0) if "log_shift" in b else 0.0)
+              for a, b in zip(after, node.check_states)]
+    step = Step(action.NAME, action.SUMMARY, params, check, float(np.mean(change)), describe_state(states[-1]))
+    if not check.passed:
+        return None, step
+    return _Node(chain, states, after, _view(ctx, states), node.steps + [step]), step
+
+
+def describe_state(state: dict) -> str:
+    """A state in words: what kind of sum it is and its terms."""
+    kind = state.get("kind", "model")
+    if kind == "constrained":
+        rows = sum(len(c["rhs"]) for c in state["constraints"])
+        return f"a sum over {state['n_vars']} 0/1 variables under {rows} parity conditions (n = {state['n']})"
+    if kind == "disorder":
+        return (f"a {state['statistic']} over {state['n_disorder']} random signs of a model on {state['n']} spins")
+    parts = []
+    for idx, w in state["terms"]:
+        k = idx.shape[1]
+        what = {1: "fields", 2: "pair couplings"}.get(k, f"{k}-spin terms")
+        signs = " (all > 0)" if np.all(w > 0) else " (all < 0)" if np.all(w < 0) else " (mixed signs)"
+        parts.append(f"{len(w)} {what}{signs}")
+    parts += [f"a rank-one block over {int(np.count_nonzero(u))} spins" for u, _ in state["rank_one"]]
+    grid = _rt_grid(state)
+    where = ""
+    if grid is not None:
+        where = f" on a {grid['rows']} x {grid['cols']} " + ("torus" if grid["wrap_rows"] and grid["wrap_cols"] else
+                                                             "grid" if not (grid["wrap_rows"] or grid["wrap_cols"])
+                                                             else "cylinder")
+    what = "mean energy" if state.get("statistic") == "mean_energy" else "model"
+    return f"a {what} of {state['n']} spins{where}: " + (", ".join(parts) if parts else "no terms")
+
+
+def _growth(ctx: _Context, complexity: str) -> tuple[int, float]:
+    try:
+        g = parse_claim(complexity, ctx.task.square_lattice)
+    except ClaimParseError:
+        return (3, math.inf)
+    return (g.rank, g.rate)
+
+
+def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Plan:
+    defaults = {k: v[0] for k, v in solver.OPTION_SPACE.items()}
+    options = {**defaults, **solver.tune(node.states), **(options or {})}
+    labels, complexity, justification, _ = solver.claims(node.view, options)
+    for name, _ in node.chain:
+        cost = get_action(name).COST
+        if _growth(ctx, cost) > _growth(ctx, complexity):
+            complexity = cost
+    order = list(SOLVERS).index(solver.NAME)
+    rank, rate = _growth(ctx, complexity)
+    # rates of exponentials are not comparable between models of different sizes: fewer steps first
+    return Plan(tuple(node.chain), solver.NAME, options, tuple(labels), complexity, justification,
+                (rank, rate if rank == 0 else 0.0, len(node.chain), rate, order))
+
+
+def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
+    plans: list = []
+    failed: list[Step] = []
+    findings: list[str] = []
+    queue: list = []
+    counter = 0
+
+    def offer(node: _Node):
+        nonlocal counter
+        for solver in SOLVERS.values():
+            if solver.applies(node.view) is None:
+                p = _plan(ctx, node, solver)
+                node.plans.append(p)
+                plans.append((node, p))
+        if node.view.frustration and not findings:            # the first proof is enough
+            findings.append(f"after {' -> '.join(a for a, _ in node.chain) or 'reading'}: proof of frustration: "
+                            f"{node.view.frustration} (no gauge makes every coupling ferromagnetic)")
+        best = min((p.cost[:2] for p in node.plans), default=(9, math.inf))     # (rank, poly degree)
+        heapq.heappush(queue, (best, len(node.chain), counter, node))
+        counter += 1
+
+    offer(root)
+    expanded = 0
+    while queue and expanded < max_nodes:
+        cheapest = min((p.cost[:2] for _, p in plans), default=(9, math.inf))
+        if cheapest <= GOOD_ENOUGH or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
+            break
+        _, depth, _, node = heapq.heappop(queue)
+        if depth >= max_depth:
+            continue
+        expanded += 1
+        for action in ACTIONS.values():
+            if action.admits(node.view) is not None:
+                continue
+            if node.view.statistic == "mean_energy" and not action.PRESERVES_ENERGY:
+                continue
+            child, step = _apply(ctx, node, action, {k: v[0] for k, v in action.OPTION_SPACE.items()})
+            if child is None:
+                failed.append(step)
+                continue
+            offer(child)
+    plans.sort(key=lambda np_: np_[1].cost)
+    return plans, failed, findings
+
+
+# -- the program and its claims ------------------------------------------------------------------------
+
+def _finish(ctx: _Context, out: Derivation, node: _Node, plan: Plan) -> None:
+    task = ctx.task
+    out.steps, out.plan = node.steps, plan
+    polynomial = plan.cost[0] == 0
+    labels = [lab for name, _ in plan.actions for lab in get_action(name).LABELS] + list(plan.labels)
+    if not polynomial:
+        labels = ["no_efficient_known"] + labels
+    family = family_structure(task)
+    chosen = next((lab for lab in labels if admissible(lab, family)[0]), None)
+    if chosen is None:
+        chosen = labels[0]
+        out.notes.append(f"no label of the chain ({', '.join(labels)}) is admissible for the task's family; "
+                         f"claiming {chosen} anyway")
+    out.tractable_class, out.complexity_O = chosen, plan.complexity
+    out.confidence = 0.9 if polynomial else 0.6
+    chain_text = "; ".join(f"({k + 1}) {s.action}: {s.summary} [check {s.check.text()}]"
+                           for k, s in enumerate(node.steps))
+    out.justification = (f"Derived from the formula alone by a checked chain of transformations: {chain_text}. "
+                         f"Solver {plan.solver}: {plan.justification}")
+    actions = [(get_action(a), o) for a, o in plan.actions]
+    header = (f'"""Derivation proposer: task {task.id}, {out.source}.\n\n'
+              f"Chain: {out.chain}.\nClaims: {chosen}, {plan.complexity}.\n"
+              + "".join(f"  step {k}: {s.action} - {s.summary}\n" for k, s in enumerate(node.steps))
+              + '"""')
+    out.program = render.program(header, ctx.reader.source, actions, get_solver(plan.solver), plan.solver_options,
+                                 ctx.signed)

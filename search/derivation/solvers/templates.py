@@ -1,0 +1,132 @@
+"""The structural proposer's templates (search/structural/templates) as derivation solvers.
+
+Each template takes pair couplings, fields, rank-one blocks and a drawing; the adapter hands it the
+runtime model's (dimensionless) arrays with beta = 1. The planar Pfaffian trusts the drawing it is
+given, so the adapter first proves the drawing planar: its rotation system (neighbours sorted by
+angle) must satisfy Euler's formula V - E + F = 1 + C, faces traced from the rotation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from search.derivation.runtime import _rt_pairs
+from search.structural.templates import chain, planar_pfaffian, row_transfer, tensor_contraction
+from tasks.structure import vertex_separation
+
+ADAPTER_IMPORTS = """\
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+"""
+
+
+def _sol_template(model, options):
+    """log Z (without the model's shift) by the rendered template's _method_log_z at beta = 1 (it runs
+    inside the program, where the template's functions sit beside it)."""
+    edges, K, H = _rt_pairs(model)
+    return float(_method_log_z(edges, K, H, model["rank_one"], model["positions"], 1.0, model["n"], options))
+
+
+def _sol_planar_drawing(n, edges, positions):
+    """True when the straight-line drawing's rotation system satisfies Euler's formula (it is planar)."""
+    m = len(edges)
+    if m == 0:
+        return True
+    src = np.concatenate([edges[:, 0], edges[:, 1]])
+    dst = np.concatenate([edges[:, 1], edges[:, 0]])
+    d = positions[dst] - positions[src]
+    if np.any(np.all(d == 0.0, axis=1)):
+        return False
+    angle = np.arctan2(d[:, 1], d[:, 0])
+    order = np.lexsort((angle, src))
+    ranked = angle[order]
+    same = (src[order][1:] == src[order][:-1]) & (ranked[1:] == ranked[:-1])
+    if np.any(same):
+        return False                                   # two edges leave a spin in the same direction
+    rank = np.empty(2 * m, dtype=np.int64)
+    rank[order] = np.arange(2 * m)
+    first = np.searchsorted(src[order], np.arange(n))
+    degree = np.bincount(src, minlength=n)
+    reverse = np.concatenate([np.arange(m, 2 * m), np.arange(m)])
+    r = rank[reverse]
+    nxt = order[first[dst] + (r - first[dst] - 1) % degree[dst]]
+    seen = np.zeros(2 * m, dtype=bool)
+    faces = 0
+    for k in range(2 * m):
+        if seen[k]:
+            continue
+        faces += 1
+        while not seen[k]:
+            seen[k] = True
+            k = nxt[k]
+    comps = connected_components(coo_matrix((np.ones(m), (edges[:, 0], edges[:, 1])), shape=(n, n)), directed=False)[0]
+    isolated = int(np.sum(degree == 0))
+    return (n - isolated) - m + faces == 2 * (comps - isolated)
+
+
+def _sol_planar(model, options):
+    """log Z by the planar Pfaffian template, after proving the given drawing planar."""
+    edges, K, H = _rt_pairs(model)
+    positions = model["positions"]
+    if positions is None:
+        raise ValueError("the Pfaffian needs a drawing of the graph")
+    if not _sol_planar_drawing(model["n"], edges, np.asarray(positions, dtype=np.float64)):
+        raise ValueError("the drawing given is not planar (its rotation system fails Euler's formula)")
+    return _sol_template(model, options)
+
+
+class TemplateSolver:
+    """A structural template seen as a derivation solver (the same interface as the solver modules)."""
+
+    def __init__(self, template, planar: bool = False):
+        self.template = template
+        self.NAME = template.NAME
+        self.SUMMARY = template.__doc__.strip().splitlines()[0]
+        self.OPTION_SPACE = template.OPTION_SPACE
+        self.planar = planar
+        self.FUNCTIONS = (_sol_template,) + ((_sol_planar_drawing, _sol_planar) if planar else ())
+        self.ENTRY = _sol_planar if planar else _sol_template
+
+    def source(self, options: dict) -> str:
+        return self.template.source(options)
+
+    def applies(self, view) -> str | None:
+        if view.kind != "model":
+            return "there is no spin model yet"
+        if view.statistic != "log_z":
+            return "it computes log Z, not a mean energy"
+        reason = self.template.applies(view.task_view)
+        if reason is None and self.planar and not view.drawing_planar:
+            return "no planar drawing is known for every instance"
+        return reason
+
+    def claims(self, view, options):
+        c = self.template.claims(view.task_view, options)
+        complexity, why = c.complexity_O, c.justification
+        if self.template is tensor_contraction and options.get("engine", "bucket") == "bucket" \
+                and options.get("order", "min_fill") in ("min_fill", "min_degree") and complexity == "O(n)":
+            # the greedy order scans every remaining spin at each step: O(n^2) before any contraction
+            complexity = "O(n^2)"
+            why += " Finding the greedy elimination order scans the remaining spins at every step: O(n^2) in all."
+        return (c.tractable_class,), complexity, why, c.cost_rank
+
+    def tune(self, states) -> dict:
+        """Options chosen from the states themselves: the row sweep takes the order whose frontier
+        (vertex separation) is smallest on every instance, so a 3 x L strip is swept across its width."""
+        if self.template is not row_transfer or any(s["rank_one"] for s in states):
+            return {}
+        widths = {}
+        for name in row_transfer.OPTION_SPACE["order"]:
+            worst = 0
+            for s in states:
+                edges, _, _ = _rt_pairs(s)
+                worst = max(worst, vertex_separation(s["n"], edges, row_transfer._sweep_order(s["n"], edges, name)))
+            widths[name] = worst
+        return {"order": min(widths, key=lambda k: (widths[k], list(widths).index(k)))}
+
+
+SOLVERS = (TemplateSolver(chain), TemplateSolver(planar_pfaffian, planar=True), TemplateSolver(row_transfer),
+           TemplateSolver(tensor_contraction))
