@@ -32,7 +32,7 @@ class Candidate:
     Claims: ``tractable_class``, ``complexity_O``, ``confidence``, ``justification``.
     Provenance: ``proposer`` ("llm", "structural", ...), ``model``, ``prompt_id``,
     ``parent_ids`` (the parent first, then inspirations), token counts, ``cost_usd``,
-    ``created`` (Unix seconds). ``response`` is the raw model text and ``prompt`` the user
+    ``created`` (Unix seconds), ``latency_s`` (wall seconds the proposer took). ``response`` is the raw model text and ``prompt`` the user
     message it answered (None for non-LLM proposers); ``prompt_meta`` records how the prompt was built (format, whether the negative
     block and structural hints were included, how many items) as plain values.
     ``parse_error``/``error_kind`` are set when the proposal yielded no code.
@@ -60,6 +60,7 @@ class Candidate:
     prompt: str | None = None           # the user message the model answered (the system prompt is named by prompt_id)
     prompt_meta: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    latency_s: float | None = None      # wall seconds the proposer took to write it (a model call: retries included)
     schema: int = SCHEMA
 
     def __post_init__(self):

@@ -130,8 +130,9 @@ class Engine:
                 id=slot.id, generation=slot.generation, slot=slot.slot, proposer=slot.proposer, parent=sel.parent,
                 inspirations=sel.inspirations, negative=tuple(negative), style=sel.style, seed=self.settings.seed)))
         for i, cand in self.pool.propose([r for _, _, r in asked]):
-            slot, sel, _ = asked[i]
-            self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal)))
+            slot, sel, request = asked[i]
+            self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal),
+                                            request.negative))
             out[slot.id] = cand
             self._count_proposal(cand)
         for slot in slots:

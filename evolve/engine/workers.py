@@ -34,7 +34,11 @@ class ProposerWorker:
                           for name, options in sections.items() if options.weight > 0}
 
     def propose(self, request: ProposalRequest) -> Candidate:
-        return self.proposers[request.proposer].propose(request)
+        start = time.perf_counter()
+        cand = self.proposers[request.proposer].propose(request)
+        if cand.latency_s is None:
+            cand.latency_s = time.perf_counter() - start
+        return cand
 
 
 class EvaluatorWorker:

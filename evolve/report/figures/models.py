@@ -1,0 +1,82 @@
+"""Tokens, cost and latency per model (proposers that call no model are listed by name, in brackets).
+
+Latency is ``Candidate.latency_s``, the wall seconds the proposer took to write the candidate (for
+a model: the call, retries included); proposals journaled before it was recorded have none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from evolve.report.data import RunData
+
+
+@dataclass
+class ModelUsage:
+    model: str
+    proposals: int = 0
+    no_code: int = 0
+    evaluated: int = 0
+    accepted: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    usd: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+
+    def latency(self, q: float) -> float | None:
+        """The ``q`` quantile of the latencies in seconds (None without any)."""
+        return float(np.quantile(self.latencies, q)) if self.latencies else None
+
+
+def model_name(candidate) -> str:
+    return candidate.model or f"({candidate.proposer or 'unknown'})"
+
+
+def model_usage(run: RunData) -> list[ModelUsage]:
+    """One row per model, most proposals first."""
+    rows: dict[str, ModelUsage] = {}
+    for rec in run.proposals:
+        c = rec.candidate
+        u = rows.setdefault(model_name(c), ModelUsage(model_name(c)))
+        u.proposals += 1
+        u.no_code += int(not c.ok)
+        u.evaluated += int(rec.evaluation is not None)
+        u.accepted += int(rec.evaluation is not None and rec.evaluation.accepted)
+        u.tokens_in += int(c.tokens_in)
+        u.tokens_out += int(c.tokens_out)
+        u.usd += float(c.cost_usd)
+        if c.latency_s is not None:
+            u.latencies.append(float(c.latency_s))
+    return sorted(rows.values(), key=lambda u: (-u.proposals, u.model))
+
+
+def models_figure(usage: list[ModelUsage]) -> go.Figure | None:
+    """Bars of tokens and cost, boxes of latency; panels with nothing to show are left out."""
+    panels = [name for name, has in (("tokens", any(u.tokens_in or u.tokens_out for u in usage)),
+                                     ("cost (USD)", any(u.usd for u in usage)),
+                                     ("latency per proposal (s)", any(u.latencies for u in usage))) if has]
+    if not panels:
+        return None
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels, horizontal_spacing=0.08)
+    names = [u.model for u in usage]
+    col = {name: i + 1 for i, name in enumerate(panels)}
+    if "tokens" in col:
+        fig.add_trace(go.Bar(x=names, y=[u.tokens_in for u in usage], name="tokens in", marker_color="#1f77b4"),
+                      1, col["tokens"])
+        fig.add_trace(go.Bar(x=names, y=[u.tokens_out for u in usage], name="tokens out", marker_color="#aec7e8"),
+                      1, col["tokens"])
+    if "cost (USD)" in col:
+        fig.add_trace(go.Bar(x=names, y=[u.usd for u in usage], name="USD", marker_color="#ff7f0e", showlegend=False,
+                             hovertemplate="%{x}: $%{y:.4f}<extra></extra>"), 1, col["cost (USD)"])
+    if "latency per proposal (s)" in col:
+        for u in usage:
+            if u.latencies:
+                fig.add_trace(go.Box(y=u.latencies, name=u.model, boxpoints=False, showlegend=False,
+                                     marker_color="#2ca02c"), 1, col["latency per proposal (s)"])
+        fig.update_yaxes(type="log", row=1, col=col["latency per proposal (s)"])
+    fig.update_layout(barmode="stack", height=360, margin={"t": 40, "b": 40}, legend={"orientation": "h", "y": -0.25})
+    return fig
