@@ -19,7 +19,7 @@ from evolve.report.figures.models import model_usage, models_figure
 from evolve.report.figures.negative import negative_figure, negative_items
 from evolve.report.figures.progress import largest_n_figure, progress_figure
 from evolve.report.figures.tree import tree_figure, tree_summary
-from evolve.report.figures.verdicts import outcome, reason_counts, verdicts_figure
+from evolve.report.figures.verdicts import outcome, outcomes_figure, reason_counts, reasons_figure
 from evolve.report.lineage_tree import MAX_NODES, TOP, lineage_tree, panel_id
 from evolve.report.page import REPORT_NAME, Section, WrittenReport, note, page, plot_div, write_page
 from evolve.report.programs import program_panel, score_table
@@ -96,15 +96,18 @@ def _progress(points: list[Point]) -> str:
 
 
 def _verdicts(run: RunData, points: list[Point]) -> str:
-    fig = verdicts_figure(run, points)
+    fig = outcomes_figure(run)
     if fig is None:
         return note("No proposals yet.")
+    out = plot_div(fig, "outcomes-plot") + "<h3>Which checks reject most</h3>"
+    reasons = reasons_figure(points)
+    if reasons is None:
+        return out + note("Nothing was rejected.")
     counts = reason_counts(points).most_common()
     rejected = sum(1 for p in points if p.reasons)
-    table = _grid(["reason", "judged programs", "% of rejected"],
-                  [[r, c, f"{100.0 * c / rejected:.0f}"] for r, c in counts]) if counts else note("Nothing was rejected.")
-    return (note("A program rejected for several reasons counts once for each.") + plot_div(fig, "verdicts-plot")
-            + table)
+    return (out + note("A program rejected for several reasons counts once for each.") + plot_div(reasons, "reasons-plot")
+            + _grid(["reason", "judged programs", "% of rejected"],
+                    [[r, c, f"{100.0 * c / rejected:.0f}"] for r, c in counts]))
 
 
 def _archive(run: RunData) -> str:

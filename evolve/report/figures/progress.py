@@ -2,14 +2,14 @@
 time, and the largest n verified over time.
 
 The best score is drawn as its fitness (:func:`search.database.fitness`, the score squeezed into
-[0, 1]) with the named score in the hover text; series that only change at a few evaluations
+[0, 1], on an axis fitted to the values: accepted programs all lie above 0.84) with the named score
+in the hover text; series that only change at a few evaluations
 (the best, the accepted count) are drawn as steps through their change points, so a run of
 10,000 evaluations costs a few hundred points.
 """
 
 from __future__ import annotations
 
-import math
 from html import escape
 
 import plotly.graph_objects as go
@@ -49,9 +49,9 @@ def progress_figure(points: list[Point]) -> go.Figure | None:
             name="accepted so far", legendgroup="acc", showlegend=col == 1, line={"color": OUTCOME_COLOURS["accepted"]},
             hovertemplate=f"{x_name} %{{x:.4~g}}<br>accepted so far %{{y}}<extra></extra>"),
             row=1, col=col, secondary_y=True)
-        fig.update_yaxes(title_text="best fitness", range=[0, 1.02], row=1, col=col, secondary_y=False)
-        top = max(1, points[-1].accepted_so_far)
-        fig.update_yaxes(title_text="accepted", range=[0, top * 1.02], tickformat="d", dtick=max(1, math.ceil(top / 5)),
+        fig.update_yaxes(title_text="best fitness", tickformat=".3f", row=1, col=col, secondary_y=False)
+        small = points[-1].accepted_so_far <= 5       # a few programs: whole-number ticks, not 0.5 steps
+        fig.update_yaxes(title_text="accepted", rangemode="tozero", tickformat="d", dtick=1 if small else None,
                          showgrid=False, row=1, col=col, secondary_y=True)
     fig.update_xaxes(title_text="evaluations", row=1, col=1)
     fig.update_xaxes(title_text="minutes", rangemode="tozero", row=1, col=2)
