@@ -11,6 +11,7 @@ installed.
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -106,5 +107,19 @@ class Browser:
         actions.pointer_action.move_to_location(int(round(x)), int(round(y))).click()
         actions.perform()
 
-    def screenshot(self, path: str | Path) -> None:
-        self.driver.save_screenshot(str(path))
+    def screenshot(self, path: str | Path, top: float | None = None, bottom: float | None = None) -> None:
+        """A PNG of the page; with ``top`` and ``bottom`` (CSS pixels from the top of the page), of that band,
+        at full page width, however tall the window."""
+        if top is None:
+            self.driver.save_screenshot(str(path))
+            return
+        width = self.js("return document.documentElement.scrollWidth;")
+        shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": top, "width": width, "height": bottom - top, "scale": 1}})
+        Path(path).write_bytes(base64.b64decode(shot["data"]))
+
+    def top_of(self, element_id: str) -> float:
+        """Distance in CSS pixels from the top of the page to the element's top."""
+        return self.js("return arguments[0].getBoundingClientRect().top + window.scrollY;",
+                       self.driver.find_element("id", element_id))

@@ -10,15 +10,18 @@ import sys
 
 import pytest
 
+from benchmarks.report_scale import synthetic_run
 from browser import Browser, require_chromium
 from conftest import FIXTURES, fixture_candidates
 from doubles.scripted_server import Rule, ScriptedServer
 from evolve.cli import main
 from evolve.commands import bench as cmd_bench
 from evolve.commands.common import UsageError
+from evolve.config import config_from_dict
 from evolve.report.data import load_run
 from evolve.report.lineage_tree import lineage_tree
 from evolve.store.journal import read_journal
+from evolve.store.run_store import RunStore
 from tasks.registry import get_task
 
 KEY_ENV = "STATMECH_TEST_LLM_KEY"
@@ -142,8 +145,6 @@ def test_bench_report_refuses_directories_without_results(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    from benchmarks.report_scale import synthetic_run   # noqa: E402 - tests/benchmarks, with the benchmark that uses it
-
     return synthetic_run(tmp_path_factory.mktemp("synthetic"), 800, seed=3)
 
 
@@ -176,4 +177,19 @@ def test_a_large_run_report_stays_small_and_opens_without_errors(synthetic, caps
     require_chromium()
     with Browser() as b:
         b.open(synthetic / "report.html")
+        assert b.errors() == []
+
+
+def test_a_run_that_has_done_nothing_yet_reports_what_it_has(tmp_path, capsys):
+    cfg = config_from_dict({"task": "P01", "strategy": "tree"})
+    with RunStore.create(tmp_path, cfg.to_dict(), "P01", run_id="fresh") as store:   # live: the journal is held
+        assert main(["report", str(store.path), "--out", str(tmp_path / "fresh.html")]) == 0
+    page = (tmp_path / "fresh.html").read_text()
+    data = json.loads(re.search(r"id='report-data'>(.*?)</script>", page, re.S).group(1))
+    assert (data["proposals"], data["evaluations"], data["best_id"], data["inlined_programs"]) == (0, 0, None, [])
+    for text in ("No program was judged yet.", "No evaluations yet.", "No snapshot of the tree yet."):
+        assert text in page
+    require_chromium()
+    with Browser() as b:
+        b.open(tmp_path / "fresh.html")
         assert b.errors() == []

@@ -34,7 +34,7 @@ p.note { color: #555; margin: 4px 0 8px; }
 table { border-collapse: collapse; margin: 6px 0; } th, td { padding: 3px 8px; vertical-align: top; text-align: left; }
 table.grid th, table.grid td { border: 1px solid #cfd8dc; } table.grid th { background: #eceff1; }
 table.grid th.paper { background: #e3f2fd; }
-table.kv th { color: #555; font-weight: 600; white-space: nowrap; }
+table.kv th { color: #555; font-weight: 600; white-space: nowrap; } table.kv td { overflow-wrap: anywhere; }
 table.num td { text-align: right; } table.num td:first-child, table.num td.l { text-align: left; }
 tr.bad td { background: #fdecea; } tr.ok td { background: #fff; }
 details.program { border: 1px solid #cfd8dc; border-radius: 4px; margin: 6px 0; background: #fafafa; }

@@ -53,10 +53,9 @@ def score_table(score) -> str:
     named = named_score(score)
     if named is None:
         return escape(str(list(score))) + " (not a program score)"
-    rate = "unstated or unbounded" if named.growth_rate is None else f"{named.growth_rate:g}"
     return _table([("status", escape(named.status)), ("values right (numerical pass)", _yes_no(named.numerical_pass)),
                    ("largest n verified", str(named.largest_n_verified)),
-                   ("measured growth", escape(f"{named.growth} (rate {rate})")),
+                   ("measured growth", escape(named.growth_text().removeprefix("growth "))),
                    ("physics passed", _yes_no(named.physics)), ("class consistent", _yes_no(named.class_consistent)),
                    ("complexity honest", _yes_no(named.complexity_honest)),
                    ("code length (chars)", str(named.code_length)), ("fitness", f"{named.fitness:.4f}")], "kv score")

@@ -37,6 +37,8 @@ def lineage_figure(tree: LineageTree) -> go.Figure | None:
             hovertemplate=(f"%{{customdata[0]}}: {kind}, fitness %{{customdata[1]}}<br>generation %{{x}}"
                            "<br>click to open its code, diff, verdict, prompt<extra></extra>")))
     rows = max(n.y for n in tree.nodes) + 1
+    last = max(n.x for n in tree.nodes)
+    fig.update_xaxes(dtick=1 if last <= 20 else None, tickformat="d")     # generations are whole numbers
     fig.update_layout(height=min(900, max(300, 40 + 18 * rows)), margin={"t": 20, "b": 40}, hovermode="closest",
                       xaxis_title="generation", yaxis={"visible": False},
                       legend={"orientation": "h", "y": -0.15})

@@ -19,6 +19,7 @@ from evolve.report.figures import OUTCOME_COLOURS, thin
 from evolve.report.timeline import Point
 
 MAX_POINTS = 2000
+MAX_STEPS = 500
 
 
 def _changes(points: list[Point], key) -> list[Point]:
@@ -37,6 +38,7 @@ def progress_figure(points: list[Point]) -> go.Figure | None:
                         subplot_titles=("against evaluations", "against wall time (minutes since the run was created)"))
     best = _changes(points, lambda p: p.best_id)
     acc = _changes(points, lambda p: p.accepted_so_far)
+    acc = [acc[i] for i in thin(len(acc), MAX_STEPS)]       # a count that rises thousands of times: a sample of its steps
     for col, x_of, x_name in ((1, lambda p: p.index, "evaluation"), (2, lambda p: p.seconds / 60.0, "minute")):
         fig.add_trace(go.Scatter(
             x=[x_of(p) for p in best], y=[p.best_fitness for p in best], mode="lines+markers", line_shape="hv",
