@@ -6,7 +6,7 @@ component updates and sync off) and no sandbox (CI runs as root). :meth:`Browser
 and waits until every plotly figure on the page has drawn; :meth:`Browser.errors` returns what the
 page logged as errors (``console.error`` and uncaught exceptions). ``.ci/run`` installs Chromium
 when it is missing; tests call :func:`require_chromium`, which skips with the reason when it is not
-installed.
+installed; the ``chromium`` fixture of conftest.py shares one browser across the session.
 """
 
 from __future__ import annotations
@@ -83,6 +83,8 @@ class Browser:
 
     def open(self, path: str | Path, timeout_s: float = 60.0) -> float:
         """Load ``path`` from disk and wait until every figure is drawn; the seconds it took."""
+        self.driver.get_log("browser")          # what earlier pages logged is theirs, not this page's
+        self.logged = []
         start = time.perf_counter()
         self.driver.get(Path(path).resolve().as_uri())
         while not self.driver.execute_script(PLOTS_DRAWN):
@@ -95,7 +97,7 @@ class Browser:
         return self.driver.execute_script(script, *args)
 
     def errors(self) -> list[str]:
-        """Every error the page logged so far (console errors, uncaught exceptions, failed loads)."""
+        """Every error the page opened last logged so far (console errors, uncaught exceptions, failed loads)."""
         self.logged += self.driver.get_log("browser")
         return [e["message"] for e in self.logged if e["level"] == "SEVERE"]
 

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from browser import Browser, require_chromium
 from doubles.scripted_scenario import rules
 from doubles.scripted_server import ScriptedServer
 from evolve.cli import main
@@ -198,58 +197,55 @@ def test_islands_report_models_negative_items_and_panels_match_the_journal(islan
         assert re.search(rf"<tr><td>probe: wrong value</td><td>{wrong}</td>", page)
 
 
-def test_islands_report_opens_in_chromium_and_its_figures_hold_the_journal_numbers(islands, tmp_path):
-    require_chromium()
+def test_islands_report_opens_in_chromium_and_its_figures_hold_the_journal_numbers(islands, request):
     run_dir, _ = islands
     j = Journal(run_dir)
-    with Browser() as b:
-        b.open(run_dir / "report.html")
-        assert b.errors() == []
-        best_trace, accepted_trace = b.js("var d = document.getElementById('progress-plot').data;"
-                                          "return [d[0], d[1]];")
-        assert best_trace["x"][-1] == len(j.evaluations) and accepted_trace["y"][-1] == j.accepted()
-        assert best_trace["y"][-1] == pytest.approx(fitness(j.best()["score"]))
-        assert best_trace["customdata"][-1][0] == j.best()["id"]
-        # the archives: each island's cells are exactly the elites of the newest snapshot
-        state, _ = read_latest_snapshot(run_dir)
-        for i, island in enumerate(state["strategy"]["db"]["islands"]):
-            elites = {p["copy_of"] or p["id"] for p in island["programs"]}
-            if elites:
-                shown = b.js(f"return document.getElementById('archive-plot-{i}').data[0].text;")
-                assert {t for row in shown for t in row if t} == elites
-        # a click on the best program's marker in the lineage tree opens its panel
-        best = j.best()["id"]
-        assert not b.js(f"return document.getElementById('prog-{best}').open;")
-        marker = b.js("""
-            var gd = document.getElementById('lineage-plot'); gd.scrollIntoView();
-            var box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-            for (var t = 0; t < gd.data.length; t++) {
-              var cd = gd.data[t].customdata || [];
-              for (var k = 0; k < cd.length; k++) {
-                if (cd[k][2] === arguments[0]) {
-                  return [box.left + xa._offset + xa.l2p(gd.data[t].x[k]), box.top + ya._offset + ya.l2p(gd.data[t].y[k])];
-                }
-              }
-            }""", f"prog-{best}")
-        b.click_at(*marker)
-        assert b.js(f"return document.getElementById('prog-{best}').open;")
-        assert b.errors() == []
-        b.screenshot(tmp_path / "islands.png")
+    b = request.getfixturevalue("chromium")   # skips here, saying why, without Chromium
+    b.open(run_dir / "report.html")
+    assert b.errors() == []
+    best_trace, accepted_trace = b.js("var d = document.getElementById('progress-plot').data;"
+                                      "return [d[0], d[1]];")
+    assert best_trace["x"][-1] == len(j.evaluations) and accepted_trace["y"][-1] == j.accepted()
+    assert best_trace["y"][-1] == pytest.approx(fitness(j.best()["score"]))
+    assert best_trace["customdata"][-1][0] == j.best()["id"]
+    # the archives: each island's cells are exactly the elites of the newest snapshot
+    state, _ = read_latest_snapshot(run_dir)
+    for i, island in enumerate(state["strategy"]["db"]["islands"]):
+        elites = {p["copy_of"] or p["id"] for p in island["programs"]}
+        if elites:
+            shown = b.js(f"return document.getElementById('archive-plot-{i}').data[0].text;")
+            assert {t for row in shown for t in row if t} == elites
+    # a click on the best program's marker in the lineage tree opens its panel
+    best = j.best()["id"]
+    assert not b.js(f"return document.getElementById('prog-{best}').open;")
+    marker = b.js("""
+        var gd = document.getElementById('lineage-plot'); gd.scrollIntoView();
+        var box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        for (var t = 0; t < gd.data.length; t++) {
+          var cd = gd.data[t].customdata || [];
+          for (var k = 0; k < cd.length; k++) {
+            if (cd[k][2] === arguments[0]) {
+              return [box.left + xa._offset + xa.l2p(gd.data[t].x[k]), box.top + ya._offset + ya.l2p(gd.data[t].y[k])];
+            }
+          }
+        }""", f"prog-{best}")
+    b.click_at(*marker)
+    assert b.js(f"return document.getElementById('prog-{best}').open;")
+    assert b.errors() == []
 
 
-def test_tree_report_shows_every_node_with_the_snapshot_visits(tree):
-    require_chromium()
+def test_tree_report_shows_every_node_with_the_snapshot_visits(tree, request):
     run_dir, _, _ = tree
     page = (run_dir / "report.html").read_text()
     assert section_ids(page) == ["summary", "progress", "verdicts", "tree", "lineage", "models", "negative"]
     state, _ = read_latest_snapshot(run_dir)
     nodes = {n["id"]: n for n in state["strategy"]["tree"]["nodes"]}
-    with Browser() as b:
-        b.open(run_dir / "report.html")
-        assert b.errors() == []
-        points = b.js("return document.getElementById('tree-plot').data[1].customdata;")
-        assert {p[0]: p[1] for p in points} == {nid: n["visits"] for nid, n in nodes.items()}
     assert f"{state['strategy']['tree']['total_visits']} expansions" in page
+    b = request.getfixturevalue("chromium")   # skips here, saying why, without Chromium
+    b.open(run_dir / "report.html")
+    assert b.errors() == []
+    points = b.js("return document.getElementById('tree-plot').data[1].customdata;")
+    assert {p[0]: p[1] for p in points} == {nid: n["visits"] for nid, n in nodes.items()}
 
 
 def test_show_and_lineage_name_the_score_components(islands):
