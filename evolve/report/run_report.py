@@ -27,7 +27,6 @@ from evolve.report.timeline import Point, timeline
 from search.database import named_score
 
 
-
 def _duration(s: float) -> str:
     m, sec = divmod(int(round(s)), 60)
     h, m = divmod(m, 60)
@@ -46,7 +45,7 @@ def summary_figures(run: RunData, points: list[Point]) -> dict:
     """The run's key counts (the same numbers the summary section shows)."""
     outcomes = Counter(outcome(r) for r in run.proposals)
     best = points[-1].best_id if points else None
-    score = run.programs[best].evaluation.score if best in run.programs else None
+    score = next(j.evaluation.score for j in reversed(run.judged) if j.evaluation.id == best) if best else None
     named = named_score(score) if score is not None else None
     return {"run_id": run.run_id, "task": run.task, "strategy": run.strategy, "proposals": len(run.programs),
             "evaluations": len(run.judged), "accepted": sum(j.evaluation.accepted for j in run.judged),
@@ -61,13 +60,15 @@ def summary_figures(run: RunData, points: list[Point]) -> dict:
 def _summary(run: RunData, fig: dict) -> str:
     o = fig["outcomes"]
     state = str(run.status.get("state") or "unknown") + (f" ({run.finish})" if run.finish else "")
+    searching = (run.status.get("counts") or {}).get("elapsed_s")    # across resumes, without the pauses
     rows = [("run", escape(f"{run.run_id} ({run.path})")), ("task", escape(str(run.task))),
             ("strategy", escape(run.strategy)), ("created", escape(str(run.created))), ("state", escape(state)),
             ("proposals", f"{fig['proposals']}: " + escape(", ".join(f"{k} {v}" for k, v in sorted(o.items())))),
             ("evaluations", f"{fig['evaluations']} ({fig['accepted']} accepted)"),
             ("new best programs", str(fig["promotions"])),
             ("migrations / resets", f"{run.migrations} / {run.resets}"),
-            ("wall time", _duration(run.wall_s)),
+            ("time", f"{_duration(run.wall_s)} from creation to the last record" + (
+                f" ({_duration(searching)} searching)" if searching else "")),
             ("tokens", f"{fig['tokens_in']} in / {fig['tokens_out']} out"), ("cost", f"${fig['cost_usd']:.4f}")]
     if run.torn:
         rows.append(("journal", "its last record was torn (a write cut short) and is not shown"))
@@ -76,7 +77,7 @@ def _summary(run: RunData, fig: dict) -> str:
     if best is None:
         return html + note("No program was judged yet.")
     return (html + f"<h3>Best program: <a href='#{panel_id(best)}' onclick=\"openProgram('{panel_id(best)}')\">"
-            f"{escape(best)}</a></h3>" + score_table(run.programs[best].evaluation.score))
+            f"{escape(best)}</a></h3>" + score_table(fig["best_score"]))
 
 
 def _progress(points: list[Point]) -> str:
