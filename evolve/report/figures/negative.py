@@ -1,7 +1,8 @@
 """Negative prompting: how many items were in force for each proposal, and which.
 
 The items are what the engine put in each proposal request (the negative-prompting memory of the
-slot's niche under the run's policy), journaled with the proposal. Proposers that write no prompt
+slot's niche, i.e. its island, under the run's policy), journaled with the proposal; each niche
+remembers only its own failures, so the count can differ from one proposal to the next. Proposers that write no prompt
 (the structural proposer) are never given any.
 """
 
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 from evolve.report.data import RunData
 from evolve.report.figures import thin
 
-MAX_POINTS = 2000
+MAX_POINTS = 1000
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,24 @@ def negative_items(run: RunData) -> list[NegativeItem]:
 
 
 def negative_figure(run: RunData) -> go.Figure | None:
+    """Items in force per proposal, one line per proposer that was ever given any (x: the run's
+    proposal index, so proposers share the axis)."""
     records = run.proposals
-    if not any(r.negative for r in records):
+    given = sorted({r.candidate.proposer for r in records if r.negative})
+    if not given:
         return None
-    shown = [records[i] for i in thin(len(records), MAX_POINTS)]
-    fig = go.Figure(go.Scatter(
-        x=[r.proposal_index + 1 for r in shown], y=[len(r.negative) for r in shown], mode="lines+markers",
-        line_shape="hv", marker={"size": 5}, customdata=[escape(r.id) for r in shown],
-        hovertemplate="proposal %{x} (%{customdata}): %{y} items in force<extra></extra>"))
-    fig.update_layout(height=300, margin={"t": 20, "b": 40}, xaxis_title="proposal",
-                      yaxis={"title": "negative items in force", "rangemode": "tozero"})
+    fig = go.Figure()
+    for proposer in given:
+        mine = [r for r in records if r.candidate.proposer == proposer]
+        shown = [mine[i] for i in thin(len(mine), MAX_POINTS)]
+        fig.add_trace(go.Scatter(
+            x=[r.proposal_index + 1 for r in shown], y=[len(r.negative) for r in shown], name=proposer,
+            mode="lines+markers" if len(shown) <= 300 else "lines", line_shape="hv", marker={"size": 5},
+            customdata=[[escape(r.id), r.island] for r in shown],
+            hovertemplate=(f"{escape(proposer)} proposal %{{x}} (%{{customdata[0]}}, niche %{{customdata[1]}}): "
+                           "%{y} items in force<extra></extra>")))
+    top = max(len(r.negative) for r in records)
+    fig.update_layout(height=300, margin={"t": 20, "b": 40}, xaxis_title="proposal", showlegend=len(given) > 1,
+                      yaxis={"title": "negative items in force", "rangemode": "tozero", "tickformat": "d",
+                             "dtick": 1 if top <= 10 else None})
     return fig

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from evolve.report.figures import OUTCOME_COLOURS, thin
 from evolve.report.timeline import Point
 
-MAX_POINTS = 2000
+MAX_POINTS = 1000   # markers per scatter: more than a plot's width in pixels shows nothing more
 MAX_STEPS = 500
 
 
