@@ -32,10 +32,13 @@ class Candidate:
     Claims: ``tractable_class``, ``complexity_O``, ``confidence``, ``justification``.
     Provenance: ``proposer`` ("llm", "structural", ...), ``model``, ``prompt_id``,
     ``parent_ids`` (the parent first, then inspirations), token counts, ``cost_usd``,
-    ``created`` (Unix seconds), ``latency_s`` (wall seconds the proposer took). ``response`` is the raw model text and ``prompt`` the user
+    ``created`` (Unix seconds). ``response`` is the raw model text and ``prompt`` the user
     message it answered (None for non-LLM proposers); ``prompt_meta`` records how the prompt was built (format, whether the negative
     block and structural hints were included, how many items) as plain values.
-    ``parse_error``/``error_kind`` are set when the proposal yielded no code.
+    ``parse_error``/``error_kind`` are set when the proposal yielded no code. ``latency_s`` is the
+    wall time of the model request (retries included). ``system_prompt`` carries the system
+    message from the proposer to the engine, which journals each distinct text once (a
+    ``system_prompt`` event, named by ``prompt_meta["system"]``) and stores the candidate without it.
     """
 
     id: str
@@ -60,7 +63,8 @@ class Candidate:
     prompt: str | None = None           # the user message the model answered (the system prompt is named by prompt_id)
     prompt_meta: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    latency_s: float | None = None      # wall seconds the proposer took to write it (a model call: retries included)
+    latency_s: float = 0.0
+    system_prompt: str | None = None
     schema: int = SCHEMA
 
     def __post_init__(self):
@@ -79,6 +83,14 @@ class Candidate:
         if not self.ok:
             raise ValueError(f"candidate {self.id} has no code: {self.parse_error}")
         return Submission(self.code, self.tractable_class, self.complexity_O, self.confidence, self.justification)
+
+    def chat_messages(self, system: str | None) -> list:
+        """The chat messages this proposal answered, given the text of its system prompt (journaled
+        apart, named by ``prompt_meta["system"]``); [] for proposers without a prompt."""
+        if self.prompt is None:
+            return []
+        head = [{"role": "system", "content": system}] if system is not None else []
+        return head + [{"role": "user", "content": self.prompt}]
 
     def claims(self) -> dict:
         """The paper's response schema (without code)."""

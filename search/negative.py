@@ -1,14 +1,16 @@
 """Negative prompting: remember what was already tried and ask for something else.
 
 Per run and per island, a :class:`NegativeMemory` keeps the class labels and method families
-of earlier candidates and short descriptions of routes that failed (from their Verdict
-feedback). A :class:`NegativePolicy` decides when the block goes into a prompt (after so many
+of earlier candidates and short descriptions of routes that failed: what was tried and the first
+check that failed, with its reason (:func:`search.failure_reason.first_failure`). A :class:`NegativePolicy` decides when the block goes into a prompt (after so many
 accepted candidates, or so many failures) and how many items it lists. The built block says
 whether it was used, and candidates record it, so the diversity of proposals (distinct method
 families and class labels per 100) can be compared with and without it
 (:func:`diversity_per_100`).
 
-:func:`classify_method` guesses a candidate's method family from its code (AST and keywords).
+:func:`classify_method` guesses a candidate's method family from its code: its structure (AST:
+powers of two, loops with matrix products, determinants, einsum) and the routes it names, in any
+of their usual spellings (Kac-Ward, Kac Ward, kac_ward, KacWard; Pfaffian, Kasteleyn, FKT; ...).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+
+from evaluators.verdict import Verdict
+from search.failure_reason import first_failure
 
 METHOD_FAMILIES = (
     "tensor network", "pfaffian/kac-ward", "gauge + magnetisation sum", "row transfer",
@@ -63,8 +68,9 @@ class NegativeMemory:
     failures: int = 0
 
     def record(self, tractable_class: str | None, code: str | None, accepted: bool,
-               feedback: str | None = None) -> None:
-        """Remember one evaluated candidate (a failed proposal without code counts as a failure)."""
+               verdict: Verdict | None = None, reason: str | None = None) -> None:
+        """Remember one candidate: its Verdict when it was judged (the failed route names the first
+        failed check), or ``reason`` for a proposal without code (a failure)."""
         family = classify_method(code) if code else None
         key = f"{tractable_class or 'unclaimed class'} / {family or 'no code'}"
         entry = self.approaches.setdefault(key, {"tried": 0, "accepted": 0})
@@ -74,7 +80,7 @@ class NegativeMemory:
             entry["accepted"] += 1
             return
         self.failures += 1
-        route = failed_route(tractable_class, family, feedback)
+        route = failed_route(tractable_class, family, first_failure(verdict) if verdict is not None else reason)
         if route and route not in self.failed_routes:
             self.failed_routes.append(route)
 
@@ -117,19 +123,58 @@ class NegativeLedger:
         return cls({int(k): NegativeMemory.from_dict(v) for k, v in d.items()})
 
 
-def failed_route(tractable_class: str | None, family: str | None, feedback: str | None) -> str | None:
-    """A one-line description of a failed route: what was tried and the first line of what went wrong."""
+def failed_route(tractable_class: str | None, family: str | None, failure: str | None) -> str:
+    """A one-line description of a failed route: what was tried and the failure that happened
+    (``failure``: :func:`search.failure_reason.first_failure`, or why no code came)."""
     what = f"{tractable_class or 'unclaimed class'} via {family or 'no runnable code'}"
-    if not feedback:
-        return what
-    lines = [ln.strip() for ln in feedback.splitlines() if ln.strip()]
-    pick = next((ln for ln in lines if re.search(r"failed|error|did not run|violation|dishonest|inconsistent", ln, re.I)),
-                lines[0] if lines else "")
-    pick = pick if len(pick) <= 140 else pick[:137] + "..."
-    return f"{what}: {pick}" if pick else what
+    return f"{what}: {failure}" if failure else what
 
 
 # -- method families from code --------------------------------------------------------------
+
+_SEP = r"[\s_\-\u2010-\u2015]*"   # Kac-Ward, Kac Ward, kac_ward, KacWard, Kac–Ward
+
+
+def _spelled(*words: str) -> re.Pattern:
+    return re.compile(_SEP.join(words), re.I)
+
+
+#: routes as people write them, in code, identifiers and comments ("transfer matrix" alone names no
+#: family: chain and row transfers share it, and the code's structure tells them apart)
+ROUTE_NAMES = {
+    "pfaffian/kac-ward": (_spelled("kac", "ward"), _spelled("pfaff"), _spelled("kasteleyn"), re.compile(r"\bFKT\b"),
+                          _spelled("fisher", "kasteleyn"), _spelled("dimer", "cover")),
+    "tensor network": (_spelled("tensor", "network"), _spelled("cotengra"), _spelled("opt", "einsum"),
+                       _spelled("tensor", "contraction")),
+    "gauge + magnetisation sum": (_spelled("mattis"), _spelled("curie", "weiss"), _spelled("magneti[sz]ation", "sum")),
+    "row transfer": (_spelled("row", "transfer"), _spelled("row", "by", "row"), _spelled("column", "transfer"),
+                     _spelled("strip", "transfer")),
+    "dynamic programming": (_spelled("dynamic", "programming"), _spelled("belief", "propagation"),
+                            _spelled("message", "passing"), _spelled("junction", "tree"),
+                            _spelled("(variable|bucket)", "elimination"), _spelled("sum", "product")),
+    "enumeration": (_spelled("brute", "force"), _spelled("exhaustive", "(sum|enumeration|search)")),
+}
+
+
+_NEGATED = re.compile(r"\b(no|not|non|unlike|instead of|without|rather than|cannot|can't|never)\b[^\n.;:]{0,40}$",
+                      re.I)
+
+
+def named_routes(text: str) -> set[str]:
+    """Method families ``text`` names in one of their usual spellings, except where the name is
+    negated just before it on the same line ("no Pfaffian with fields", "instead of Kac-Ward")."""
+    found = set()
+    for family, patterns in ROUTE_NAMES.items():
+        for pattern in patterns:
+            for m in pattern.finditer(text):
+                line_start = text.rfind("\n", 0, m.start()) + 1
+                if not _NEGATED.search(text[line_start:m.start()]):
+                    found.add(family)
+                    break
+            if family in found:
+                break
+    return found
+
 
 _PFAFF = re.compile(r"pfaff|kasteleyn|kac_?ward|kacward", re.I)
 _GAUGE = re.compile(r"\b(comb|binom|gammaln|lgamma|factorial)\b")
@@ -140,8 +185,11 @@ _MATPROD = re.compile(r"(@|\bmatmul\b|\bdot\b|\bmatrix_power\b|\beigvalsh?\b|\be
 
 
 def method_families(code: str) -> list[str]:
-    """Every family whose marks the code carries, in :data:`METHOD_FAMILIES` order."""
-    found = set()
+    """Every family the code names (comments, identifiers), then every other family whose marks
+    its structure carries, each group in :data:`METHOD_FAMILIES` order: a route the author names
+    outranks a utility call (an ``einsum`` computing dot products is no tensor network)."""
+    named = named_routes(code)
+    found: set[str] = set()
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -150,7 +198,7 @@ def method_families(code: str) -> list[str]:
     text = " ".join(names)
     if _TN.search(text):
         found.add("tensor network")
-    if _PFAFF.search(code) or ({"slogdet", "det"} & names):
+    if _PFAFF.search(text) or ({"slogdet", "det"} & names):   # identifiers; comments count through named_routes
         found.add("pfaffian/kac-ward")
     if _GAUGE.search(text):
         found.add("gauge + magnetisation sum")
@@ -166,7 +214,7 @@ def method_families(code: str) -> list[str]:
         found.add("dynamic programming")
     if not has_loop and _HYPER.search(text):
         found.add("closed form")
-    return [f for f in METHOD_FAMILIES if f in found]
+    return [f for f in METHOD_FAMILIES if f in named] + [f for f in METHOD_FAMILIES if f in found - named]
 
 
 def classify_method(code: str | None) -> str:
@@ -216,19 +264,25 @@ def _const(node) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
-def diversity_per_100(records: list[dict]) -> dict:
-    """Distinct method families and class labels per 100 proposals, split by negative-block use.
+def diversity_per_100(records: list[dict], signatures: dict[str, str] | None = None) -> dict:
+    """Distinct method families (routes), class labels and behaviour signatures per 100 proposals,
+    split by negative-block use.
 
     ``records`` are candidate dicts (``Candidate.to_dict()``); the block's use is read from
-    ``prompt_meta["negative"]``. Returns ``{"with": {...}, "without": {...}}``, each with
-    ``proposals``, ``families_per_100`` and ``labels_per_100``.
+    ``prompt_meta["negative"]``. ``signatures`` maps candidate id to its behaviour signature
+    (:func:`search.database.behaviour_signature` of its Verdict; proposals without one do not
+    count). Returns ``{"with": {...}, "without": {...}}``, each with ``proposals``,
+    ``families_per_100``, ``labels_per_100`` and ``signatures_per_100``.
     """
+    signatures = signatures or {}
     out = {}
     for key, want in (("with", True), ("without", False)):
         rs = [r for r in records if bool((r.get("prompt_meta") or {}).get("negative")) is want]
         fams = {classify_method(r.get("code")) for r in rs if r.get("code")}
         labels = {r.get("tractable_class") for r in rs if r.get("tractable_class")}
+        sigs = {signatures[r["id"]] for r in rs if r.get("id") in signatures}
         k = len(rs)
         out[key] = {"proposals": k, "families_per_100": 100.0 * len(fams) / k if k else 0.0,
-                    "labels_per_100": 100.0 * len(labels) / k if k else 0.0}
+                    "labels_per_100": 100.0 * len(labels) / k if k else 0.0,
+                    "signatures_per_100": 100.0 * len(sigs) / k if k else 0.0}
     return out

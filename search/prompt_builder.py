@@ -5,10 +5,14 @@ Two families of prompts:
 - the paper's (StatMechBench-v0, Appendix A): system prompt with the class library, the
   initial user prompt, the feedback user prompt; each request is the system prompt plus one
   user message;
-- ours (``evolve``): the same system prompt plus a user message assembled from the task
-  description, optional structural facts (config ``hints``), the parent program with its
-  Verdict summary, inspiration programs with theirs, the full report of every failed check,
-  the negative-prompting block, and the output-format instructions (full JSON or diffs).
+- ours (``evolve``): our system prompt (the paper's schema and class library with our rules:
+  ``log_Z``, exactness at every beta, the sandbox's import allowlist) plus a user message
+  assembled from the task description, the interface block generated from the task
+  (:mod:`search.interface`), optional structural facts (config ``hints``), the parent program
+  with its Verdict summary, inspiration programs with theirs, the full report of every failed
+  check, the negative-prompting block, a goal line that fits what is shown (a fresh draft, a
+  mutation of the parent, a crossover with other programs) and the output-format instructions
+  (full JSON or diffs).
 
 Each :class:`BuiltPrompt` carries a ``prompt_id`` naming the templates and their digests and
 a ``meta`` dict (plain values) recording how it was built, e.g. whether the negative block was
@@ -20,17 +24,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaluators.sandbox import ALLOWED_IMPORTS
 from evaluators.verdict import Verdict
 from search.negative import NegativeBlock, NegativeMemory, NegativePolicy
 from search.prompts import Templates, fill, load_templates
 
 OUTPUT_FORMATS = ("full", "diff")
+#: what an evolve prompt asks for: a program from scratch, a revision of the parent, or a revision that borrows
+MODES = ("fresh", "mutation", "crossover")
 
 
 @dataclass(frozen=True)
 class PromptConfig:
     directory: str | None = None  # overriding template directory
     hints: bool = False  # include structural facts about the task
+    interface: bool = True  # include the interface generated from the task (search/interface.py)
     output_format: str = "full"  # "full" | "diff"
     negative: NegativePolicy = field(default_factory=NegativePolicy)
     max_inspirations: int = 2
@@ -84,6 +92,10 @@ class PromptBuilder:
     def system(self) -> str:
         return fill(self.templates["system"], LIBRARY=self.templates["library"])
 
+    def system_evolve(self) -> str:
+        return fill(self.templates["system_evolve"], LIBRARY=self.templates["library"],
+                    ALLOWED=", ".join(sorted(ALLOWED_IMPORTS)))
+
     def paper_initial(self, task_description: str) -> BuiltPrompt:
         user = fill(self.templates["initial"], task_description=task_description)
         return BuiltPrompt(self._messages(user), self.templates.prompt_id("system", "library", "initial"),
@@ -98,7 +110,8 @@ class PromptBuilder:
     # -- ours -----------------------------------------------------------------------------
     def evolve(self, task_description: str, parent: ProgramView | None = None, inspirations=(),
                structure: dict | None = None, negative: NegativeBlock | NegativeMemory | None = None,
-               output_format: str | None = None) -> BuiltPrompt:
+               output_format: str | None = None, interface: str | None = None) -> BuiltPrompt:
+        """Our prompt; ``interface`` is the text of :func:`search.interface.task_interface` (None: no block)."""
         t = self.templates
         fmt = output_format or self.config.output_format
         if fmt not in OUTPUT_FORMATS:
@@ -107,7 +120,13 @@ class PromptBuilder:
             fmt = "full"  # nothing to edit
         if isinstance(negative, NegativeMemory):
             negative = negative.block(self.config.negative)
-        used_names = ["system", "library", "evolve", f"format_{fmt}"]
+        shown = list(inspirations)[: max(0, self.config.max_inspirations)]
+        mode = "fresh" if parent is None else "crossover" if shown else "mutation"
+        used_names = ["system_evolve", "library", "evolve", f"goal_{mode}", f"format_{fmt}"]
+        interface_block = ""
+        if interface:
+            interface_block = fill(t["interface"], interface=interface.strip())
+            used_names.append("interface")
 
         hints = bool(self.config.hints and structure)
         structure_block = ""
@@ -123,7 +142,6 @@ class PromptBuilder:
             if checks:
                 failed_block = fill(t["failed_checks"], checks=checks)
                 used_names.append("failed_checks")
-        shown = list(inspirations)[: max(0, self.config.max_inspirations)]
         insp_block = ""
         if shown:
             insp_block = "\n\n".join(
@@ -134,20 +152,22 @@ class PromptBuilder:
         if neg_used:
             neg_block = fill(t["negative"], items="\n".join(f"- {x}" for x in negative.items))
             used_names.append("negative")
-        slots = {"task_description": task_description, "structure_block": structure_block,
+        slots = {"task_description": task_description, "interface_block": interface_block,
+                 "structure_block": structure_block, "goal": t[f"goal_{mode}"],
                  "parent_block": parent_block, "inspirations_block": insp_block,
                  "failed_checks_block": failed_block, "negative_block": neg_block,
                  "output_format": t[f"format_{fmt}"]}
         # drop the empty blocks from the template first, so values (code) are never reflowed
         skeleton = _squeeze(fill(t["evolve"], **{k: "" for k, v in slots.items() if not v}))
         user = fill(skeleton, **{k: v for k, v in slots.items() if v})
-        meta = {"kind": "evolve", "format": fmt, "negative": neg_used,
+        meta = {"kind": "evolve", "mode": mode, "format": fmt, "interface": bool(interface_block), "negative": neg_used,
                 "negative_items": len(negative.items) if neg_used else 0, "hints": hints,
                 "inspirations": len(shown), "parent": parent.id if parent is not None else None}
-        return BuiltPrompt(self._messages(user), t.prompt_id(*used_names), meta)
+        return BuiltPrompt(self._messages(user, self.system_evolve()), t.prompt_id(*used_names), meta)
 
-    def _messages(self, user: str) -> list:
-        return [{"role": "system", "content": self.system()}, {"role": "user", "content": user}]
+    def _messages(self, user: str, system: str | None = None) -> list:
+        return [{"role": "system", "content": self.system() if system is None else system},
+                {"role": "user", "content": user}]
 
 
 def _program(template: str, p: ProgramView, **extra: str) -> str:

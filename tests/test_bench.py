@@ -20,7 +20,7 @@ from search.database import score_of
 from search.proposers import ProposerContext
 from search.proposers.structural import StructuralOptions
 from search.records import Evaluation
-from doubles.scripted_server import Reply, Rule, ScriptedServer
+from doubles.scripted_server import PREFLIGHT_RULE, Reply, Rule, ScriptedServer
 from tasks.registry import get_task
 
 KEY_ENV = "STATMECH_TEST_LLM_KEY"
@@ -56,6 +56,9 @@ def correct_answers() -> dict:
         claims = dict(claims)
         out[claims.pop("task")] = json.dumps({**claims, "code": (FIXTURES / name).read_text()})
     return out
+
+
+WRONG_MARK = "return (2 * math.cosh(params['beta'] * params['J'])) ** n"
 
 
 def wrong_p01(claimed_class: str) -> str:
@@ -96,8 +99,9 @@ def test_scripted_model_over_all_tasks_and_variants_then_resume(tmp_path, capsys
         args = ["--models", MODEL, "--rounds", "5", "--out", str(out), "--llm-config", cfg, *FAST]
         assert bench(*args) == 0
         first = capsys.readouterr()
-        assert len(srv.requests) == 14  # 12 trials, plus P01's second round in both variants
-        assert all(r["reply"] is not None for r in srv.requests)
+        assert len(srv.requests) == 15  # one preflight, 12 trials, plus P01's second round in both variants
+        assert srv.requests[0]["rule"] == PREFLIGHT_RULE
+        assert all(r["reply"] is not None for r in srv.requests[1:])
         assert len(re.findall(r"^\[\d+/12\] openai/scripted P0\d \w+: accepted at round \d", first.err, re.M)) == 12
 
         records = {p.name: json.loads(p.read_text()) for p in (out / "trials").glob("*.json")}
@@ -106,11 +110,15 @@ def test_scripted_model_over_all_tasks_and_variants_then_resume(tmp_path, capsys
         r0, r1 = p01["trace"]["rounds"]
         assert r0["response"] == wrong_p01("transfer_matrix") and r0["verdict"]["numerical"]["passed"] is False
         assert r1["verdict"]["verdict"] == "accept" and r1["prompt_kind"] == "paper_feedback"
+        sent = [r["body"]["messages"] for r in srv.requests]
         for rnd in (r0, r1):
+            assert rnd["prompt"] in sent   # the exact messages sent, system prompt included
+            assert rnd["prompt"][0]["role"] == "system" and rnd["prompt"][1]["content"] == rnd["candidate"]["prompt"]
             assert rnd["prompt_id"] and rnd["candidate"]["code"] and rnd["tokens_in"] > 0 and rnd["seconds"] > 0
             assert rnd["cost_usd"] == pytest.approx(rnd["tokens_in"] * PRICE_IN + rnd["tokens_out"] * PRICE_OUT)
+        assert r0["prompt"][1]["content"].startswith("Here is the problem") and WRONG_MARK in r1["prompt"][1]["content"]
         assert p01["settings"] == {"rounds": 5, "samples": 1, "seed": 0, "ladder": False, "judge": False,
-                                   "timeout_s": 30.0}
+                                   "timeout_s": 30.0, "prompts": "paper"}
 
         rows = rows_of(out)
         can, par = rows["canonical"], rows["paraphrased"]
@@ -136,16 +144,16 @@ def test_scripted_model_over_all_tasks_and_variants_then_resume(tmp_path, capsys
         # a rerun resumes: nothing reaches the server, the same table comes out
         assert bench(*args) == 0
         again = capsys.readouterr()
-        assert len(srv.requests) == 14 and again.err.count("finished earlier, skipped") == 12
+        assert len(srv.requests) == 15 and again.err.count("finished earlier, skipped") == 12
         assert (out / "table.md").read_text() == table
         # a trial whose record is gone is the only one run again
         (out / "trials" / f"{SLUG}__P03__canonical.json").unlink()
         assert bench(*args) == 0
-        assert len(srv.requests) == 15
+        assert len(srv.requests) == 17 and srv.requests[-2]["rule"] == PREFLIGHT_RULE   # the model is checked first
         assert get_task("P03").description("canonical") in srv.requests[-1]["body"]["messages"][-1]["content"]
         # other settings in the same directory are refused before anything runs
         assert bench(*args[:-4], "--samples", "2", "--no-ladder", "--no-judge") == 2
-        assert "other settings (samples=1)" in capsys.readouterr().err and len(srv.requests) == 15
+        assert "other settings (samples=1)" in capsys.readouterr().err and len(srv.requests) == 17
 
 
 def test_a_provider_failure_leaves_the_trial_unfinished_and_the_rerun_retries_it(tmp_path, capsys):
@@ -161,7 +169,20 @@ def test_a_provider_failure_leaves_the_trial_unfinished_and_the_rerun_retries_it
         assert not trial.exists() and trial.with_suffix(".error.json").exists()
         assert "| 0/1 |" in (out / "table.md").read_text()
         assert bench(*args) == 0
-        assert trial.exists() and not trial.with_suffix(".error.json").exists() and len(srv.requests) == 2
+        assert trial.exists() and not trial.with_suffix(".error.json").exists()
+        assert [r["rule"] for r in srv.requests] == [PREFLIGHT_RULE, 0, PREFLIGHT_RULE, 0]
+
+
+def test_a_model_that_fails_its_preflight_is_not_called_for_its_trials(tmp_path, capsys):
+    out = tmp_path / "bench"
+    with ScriptedServer([Rule(".", [correct_answers()["P01"]], repeat_last=True)], api_key="sk-not-this-one") as srv:
+        args = ["--models", MODEL, "--tasks", "P01,P02", "--variants", "canonical,paraphrased", "--out", str(out),
+                "--llm-config", llm_config(tmp_path, srv), *FAST]
+        assert bench(*args) == 1
+    err = capsys.readouterr().err
+    assert len(srv.requests) == 1 and srv.requests[0]["rule"] == "auth"     # one preflight, nothing retried
+    assert err.count("NOT RUN: preflight failed") == 4 and "AuthenticationError" in err
+    assert not list((out / "trials").glob("*.json"))
 
 
 def test_structural_proposer_benchmarked_as_a_model(tmp_path, capsys):

@@ -111,9 +111,9 @@ def plugin_dir(tmp_path, monkeypatch):
     folder = tmp_path / "plugins"
     folder.mkdir()
     search.proposers.proposer_names(), search.strategies.strategy_names()  # the built-ins are registered first
-    for registry in (search.proposers, search.strategies):
-        monkeypatch.setattr(registry, "__path__", [*registry.__path__, str(folder)])
-        monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # forgotten after the test
+    for package in (search.proposers, search.strategies):
+        monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+        monkeypatch.setattr(package._registry, "classes", dict(package._registry.classes))  # forgotten afterwards
     return folder
 
 

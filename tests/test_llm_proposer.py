@@ -1,6 +1,6 @@
 """The LLM client end to end through litellm against the scripted server: answers, failures,
-retries, timeouts, cost, model choice and the bandit (token and dollar budgets are the engine's:
-tests/test_refine.py)."""
+retries, timeouts, cost, weighted model choice and the bandit's arithmetic (the bandit in runs:
+tests/test_llm_runs.py; token and dollar budgets are the engine's: tests/test_refine.py)."""
 
 import json
 
@@ -164,19 +164,21 @@ def test_bandit_prefers_the_model_with_better_reward_per_cost():
     assert [clone.select(np.random.default_rng(1)) for _ in range(5)] == [b.select(np.random.default_rng(1)) for _ in range(5)]
 
 
-def test_bandit_reward_and_proposer_selection():
+def test_bandit_reward_and_batches_spread_over_untried_arms():
     assert improvement_reward(0.8, 0.5, 0.6) == pytest.approx(0.2)
     assert improvement_reward(0.4, 0.5, 0.0) == 0.0 and improvement_reward(None, 0.5) == 0.0
     assert improvement_reward(0.7, None, 0.2) == pytest.approx(0.5)
-    cfg = LLMConfig(models=(ModelSpec("openai/a"), ModelSpec("openai/b")), selection="bandit")
-    p = LLMClient(cfg, seed=0)
-    p.record_outcome("openai/a", 5.0, 0.001)
-    assert [p.choose_model().name for _ in range(5)] == ["openai/b"] * 5  # an arm never tried comes first
-    p.bandit = ModelBandit(["openai/a", "openai/b"])
+    b = ModelBandit(["openai/a", "openai/b", "openai/c"])
+    b.update("openai/a", 5.0, 0.001)
+    rngs = [np.random.default_rng(k) for k in range(3)]
+    assert sorted(b.select_batch(rngs)[:2]) == ["openai/b", "openai/c"]  # untried arms first, one slot each
+    assert b.arms["openai/b"].pulls == 0  # a batch choice does not change the bandit
     for _ in range(30):
-        p.record_outcome("openai/a", 0.0, 0.01)
-        p.record_outcome("openai/b", 1.0, 0.01)
-    assert [p.choose_model().name for _ in range(10)].count("openai/b") >= 9
+        b.update("openai/a", 0.0, 0.01)
+        b.update("openai/b", 1.0, 0.01)
+        b.update("openai/c", 0.0, 0.01)
+    picks = b.select_batch([np.random.default_rng(k) for k in range(10)])
+    assert picks.count("openai/b") >= 6 and set(picks) <= {"openai/a", "openai/b", "openai/c"}
 
 
 def test_config_from_dict_refuses_keys_and_unknown_fields():

@@ -36,14 +36,15 @@ def key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
 
 
-def refine(task_id, server, rounds=5, variant="canonical", sandbox=None, evaluator=None, budgets=None) -> RefineTrace:
+def refine(task_id, server, rounds=5, variant="canonical", sandbox=None, evaluator=None, budgets=None,
+           prompts="paper") -> RefineTrace:
     """One trial of the paper's loop with the LLM proposer on ``server`` and the real verifier."""
     spec = ModelSpec("openai/scripted", api_base=server.base_url, api_key_env=KEY_ENV,
                      input_cost_per_token=1e-6, output_cost_per_token=1e-6)
     llm = LLMConfig(models=(spec,), retries=1, backoff_base_s=0.0, request_timeout_s=10)
     proposer = ProposerWorker(task_id, {"llm": LLMOptions(weight=1.0)}, ProposerContext(variant=variant, llm=llm))
     evaluator = evaluator or EvaluatorWorker(task_id, FAST, sandbox=sandbox)
-    return run_refine_trial(task_id, variant, rounds, proposer, evaluator, budgets=budgets)
+    return run_refine_trial(task_id, variant, rounds, proposer, evaluator, budgets=budgets, prompts=prompts)
 
 
 class Evaluator:
@@ -75,6 +76,20 @@ def test_refine_solves_p01_after_a_wrong_first_attempt(sandbox):
     assert user_messages(srv)[1] == expected
     system = [r["body"]["messages"][0] for r in srv.requests]
     assert system[0] == system[1] == {"role": "system", "content": PromptBuilder().system()}
+
+
+def test_the_refine_loop_on_our_prompts_shows_the_interface_and_the_previous_round_as_parent(sandbox):
+    """`evolve bench --prompts evolve`: round 0 a fresh draft, round 1 a mutation of round 0."""
+    with ScriptedServer([Rule("--- parent program", [CORRECT]), Rule("Here is the problem", [WRONG])]) as srv:
+        trace = refine("P01", srv, sandbox=sandbox, prompts="evolve")
+    assert trace.stopped == "accepted" and trace.accepted_round == 1
+    r0, r1 = trace.rounds
+    assert (r0.prompt_kind, r1.prompt_kind) == ("evolve", "evolve")
+    first, second = user_messages(srv)
+    assert "the interface your program must meet" in first and "parent" not in first.lower()
+    assert f"--- parent program ({r0.candidate['id']}) ---" in second
+    assert "samples failed" in second and load_templates()["goal_mutation"] in second
+    assert r1.prompt[0]["content"] == PromptBuilder().system_evolve() and r1.prompt[1]["content"] == second
 
 
 def test_a_parse_failure_is_a_round_with_did_not_run_feedback(sandbox):

@@ -2,7 +2,10 @@
 
 For every model x task x variant, one *trial*: the paper's propose-verify-revise loop (the
 engine with the ``refine`` strategy, :mod:`evolve.bench.trial`) with the paper's prompts and
-feedback, ``rounds`` rounds at most.
+feedback (or, with ``prompts="evolve"``, this project's), ``rounds`` rounds at most. Before the
+first trial of an LLM model, one preflight call checks that it answers
+(:mod:`search.llm.preflight`); a model that does not leaves its trials unfinished with the reason,
+without calling it again.
 Models are litellm model strings (``openai/gpt-5.4-mini``); ``structural`` is the offline
 structural proposer run through the same loop: round 0 is its best plan, every later round
 re-proposes with the previous candidate as parent, i.e. a mutation of its plan (the prompt is
@@ -11,7 +14,7 @@ built and its id recorded, but the structural proposer does not read it; no LLM 
 Each finished trial is written atomically to ``<out>/trials/<model>__<task>__<variant>.json``
 (model slug: every character outside ``[A-Za-z0-9._-]`` becomes ``_``): the settings, the gold
 class, the bench's wall seconds and the refine trace (per round: prompt id, raw response,
-parsed candidate, Verdict dict, tokens, cost, seconds). A trial is finished when its loop ended
+parsed candidate, Verdict dict, tokens, cost, seconds, and the prompt messages sent). A trial is finished when its loop ended
 by acceptance or by running out of rounds; a provider failure or a verifier crash leaves it
 unfinished (its partial record goes to ``<name>.error.json``) and the next run retries it. A
 rerun with the same ``out`` skips finished trials; a finished trial run with other settings
@@ -35,6 +38,7 @@ from evolve.bench.trial import run_refine_trial
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from search.llm.client import load_litellm
 from search.llm.config import LLMConfig, ModelSpec
+from search.llm.preflight import preflight
 from search.prompt_builder import PromptConfig
 from search.proposers import ProposerContext, proposer_class
 from tasks.base import STATMECHBENCH_CITATION, Task
@@ -43,6 +47,7 @@ from tasks.registry import all_tasks
 SCHEMA = 1
 STRUCTURAL = "structural"
 VARIANTS = ("canonical", "paraphrased")
+PROMPTS = ("paper", "evolve")
 
 
 class BenchError(ValueError):
@@ -59,10 +64,13 @@ class BenchSettings:
     ladder: bool = True
     judge: bool = True
     timeout_s: float = 30.0  # the paper's per-trial (probe run) timeout
+    prompts: str = "paper"   # paper (StatMechBench-v0, Appendix A) | evolve (ours: interface, parent, failed checks)
 
     def __post_init__(self):
         if self.rounds < 1 or self.samples < 1 or self.timeout_s <= 0:
             raise BenchError("rounds and samples must be at least 1 and the timeout positive")
+        if self.prompts not in PROMPTS:
+            raise BenchError(f"prompts must be one of {', '.join(PROMPTS)}, got {self.prompts!r}")
 
     def verify_options(self) -> VerifyOptions:
         return VerifyOptions(seed=self.seed, samples=self.samples, timeout_s=self.timeout_s,
@@ -191,9 +199,9 @@ def load_finished(path: Path, trial: Trial, settings: BenchSettings) -> dict | N
     if (rec.get("model"), rec.get("task"), rec.get("variant")) != (trial.model, trial.task.id, trial.variant):
         raise BenchError(f"{path} holds trial {rec.get('model')}/{rec.get('task')}/{rec.get('variant')}, "
                          f"not {trial.model}/{trial.task.id}/{trial.variant} (two models share a file name?)")
-    if rec.get("settings") != settings.to_dict():
-        diff = ", ".join(f"{k}={rec.get('settings', {}).get(k)!r}" for k, v in settings.to_dict().items()
-                         if rec.get("settings", {}).get(k) != v)
+    stored = {"prompts": "paper", **(rec.get("settings") or {})}   # records from before --prompts used the paper's
+    if stored != settings.to_dict():
+        diff = ", ".join(f"{k}={stored.get(k)!r}" for k, v in settings.to_dict().items() if stored.get(k) != v)
         raise BenchError(f"{path.parent.parent} holds trials run with other settings ({diff}); "
                          "rerun with those settings or use another --out")
     return rec
@@ -209,7 +217,8 @@ def run_trial(trial: Trial, settings: BenchSettings, sandbox, llm: LLMSettings, 
     evaluator = evaluator or EvaluatorWorker(trial.task.id, settings.verify_options(), sandbox=sandbox)
     started = time.time()
     t0 = time.perf_counter()
-    trace = run_refine_trial(trial.task.id, trial.variant, settings.rounds, proposer, evaluator, seed=settings.seed)
+    trace = run_refine_trial(trial.task.id, trial.variant, settings.rounds, proposer, evaluator, seed=settings.seed,
+                             prompts=settings.prompts)
     for r in trace.rounds:  # the offline proposer names no model: the trial's model column does
         r.model = r.model or trial.model
     return {"schema": SCHEMA, "model": trial.model, "task": trial.task.id, "variant": trial.variant,
@@ -217,6 +226,14 @@ def run_trial(trial: Trial, settings: BenchSettings, sandbox, llm: LLMSettings, 
             "settings": settings.to_dict(), "finished": trace.finished,
             "wall_seconds": time.perf_counter() - t0, "started": started, "ended": time.time(),
             "trace": trace.to_dict()}
+
+
+def preflight_failure(config: LLMConfig) -> str | None:
+    """Why the model of ``config`` failed its preflight call (None when it answered or the check is off)."""
+    if not config.preflight:
+        return None
+    bad = [r for r in preflight(config) if not r.ok]
+    return f"preflight failed: {bad[0].error}" if bad else None
 
 
 def _warm_up(tasks: list[Task], settings: BenchSettings):
@@ -251,13 +268,22 @@ def run_bench(models: list[str], tasks: list[Task], variants: list[str], setting
     grid = [Trial(m, t, v) for m in models for t in tasks for v in variants]
     done = {tr.name: load_finished(out / "trials" / f"{tr.name}.json", tr, settings) for tr in grid}
     result, own_sandbox = BenchResult(), sandbox is None
+    checked: dict[str, str | None] = {}   # model -> why its preflight failed (None: it answered)
     try:
         for i, trial in enumerate(grid, 1):
             head = f"[{i}/{len(grid)}] {trial.model} {trial.task.id} {trial.variant}:"
             rec = done[trial.name]
+            if rec is None and trial.model != STRUCTURAL and trial.model not in checked:
+                checked[trial.model] = preflight_failure(llm.config_for(trial.model))
+                if checked[trial.model]:
+                    log(f"{trial.model}: {checked[trial.model]}")
             if rec is not None:
                 result.skipped += 1
                 log(f"{head} finished earlier, skipped")
+            elif checked.get(trial.model):
+                result.unfinished.append((trial.name, checked[trial.model]))
+                log(f"{head} NOT RUN: {checked[trial.model]}")
+                continue
             else:
                 if sandbox is None:
                     sandbox = _warm_up([t.task for t in grid if done[t.name] is None], settings)

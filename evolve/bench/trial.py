@@ -3,8 +3,9 @@
 A trial is the engine with the ``refine`` strategy (one slot, ``rounds`` rounds at most, one trial,
 stopping at the first accepted program) and in-process workers; nothing is journaled to disk: a
 :class:`MemoryStore` keeps the run's events, and :func:`trace_of` turns them into the trial's
-:class:`RefineTrace` (per round: prompt id and kind, raw response, candidate, Verdict, feedback,
-tokens, cost, seconds). ``stopped`` is "accepted", "rounds exhausted", "api error: ...",
+:class:`RefineTrace` (per round: the prompt messages sent (system and user), prompt id and kind,
+raw response, candidate, Verdict, feedback, tokens, cost, seconds). ``prompts`` chooses the
+paper's prompts (the default) or this project's (``evolve``). ``stopped`` is "accepted", "rounds exhausted", "api error: ...",
 "budget exhausted: ..." or "verifier error: ..."; only the first two finish a trial.
 """
 
@@ -19,7 +20,7 @@ from evolve.config import Budgets
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
-from evolve.store.events import EvaluationEvent, ProposalEvent
+from evolve.store.events import EvaluationEvent, ProposalEvent, SystemPromptEvent
 from search.records import JudgedProgram
 from search.strategies import StrategyContext
 from search.strategies.refine import RefineOptions, RefineStrategy
@@ -46,6 +47,7 @@ class RefineRound:
     seconds: float = 0.0  # the whole round
     propose_seconds: float = 0.0
     verify_seconds: float = 0.0
+    prompt: list = field(default_factory=list)   # the messages sent: [{"role": "system", ...}, {"role": "user", ...}]
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -133,7 +135,7 @@ class TimedPool(LocalPool):
 
 
 def run_refine_trial(task_id: str, variant: str, rounds: int, proposer, evaluator, seed: int = 0,
-                     budgets: Budgets | None = None) -> RefineTrace:
+                     budgets: Budgets | None = None, prompts: str = "paper") -> RefineTrace:
     """One trial: ``proposer`` (a ProposerWorker-like ``propose(request)``) and ``evaluator``
     (``evaluate(candidate) -> Evaluation``) run in this process. An evaluator that raises ends
     the trial unfinished ("verifier error: ...")."""
@@ -141,7 +143,8 @@ def run_refine_trial(task_id: str, variant: str, rounds: int, proposer, evaluato
                                  stop_when_accepted=True)
     settings = EngineSettings(seed=seed, batch_size=1, checkpoint_interval=10 ** 9, budgets=budgets,
                               weights={_only_proposer(proposer): 1.0})
-    strategy = RefineStrategy(RefineOptions(rounds=rounds, trials=1), StrategyContext(seed=seed, batch_size=1))
+    strategy = RefineStrategy(RefineOptions(rounds=rounds, trials=1, prompts=prompts),
+                              StrategyContext(seed=seed, batch_size=1))
     store, pool = MemoryStore(), TimedPool(proposer, evaluator)
     engine = Engine(settings, strategy, pool, store, Progress(budgets, stream=io.StringIO()))
     try:
@@ -166,6 +169,7 @@ def trace_of(events: list, task_id: str, variant: str, rounds: int, stopped: str
              propose_seconds: dict[str, float]) -> RefineTrace:
     """The trial's rounds from the engine's events (proposals in order; their evaluations by id)."""
     evaluations = {e.evaluation.id: e.evaluation for e in events if isinstance(e, EvaluationEvent)}
+    systems = {e.digest: e.text for e in events if isinstance(e, SystemPromptEvent)}
     trace = RefineTrace(task_id, variant, rounds, stopped=stopped)
     for e in events:
         if not isinstance(e, ProposalEvent):
@@ -178,6 +182,6 @@ def trace_of(events: list, task_id: str, variant: str, rounds: int, stopped: str
             model=cand.model, response=cand.response, candidate=cand.to_dict(), parse_error=cand.parse_error,
             verdict=program.verdict, feedback="" if cand.error_kind == "api" else program.feedback,
             accepted=program.accepted, tokens_in=cand.tokens_in, tokens_out=cand.tokens_out, cost_usd=cand.cost_usd,
-            seconds=p_s + v_s, propose_seconds=p_s, verify_seconds=v_s))
+            seconds=p_s + v_s, propose_seconds=p_s, verify_seconds=v_s, prompt=cand.chat_messages(systems.get(str(cand.prompt_meta.get("system"))))))
     return trace
 

@@ -47,6 +47,9 @@ def register(sub) -> None:
                         "retries, timeouts); models not listed use defaults")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="seed of probe parameters and the structural proposer")
     p.add_argument("--no-ladder", action="store_true", help="skip the promotion ladder (faster)")
+    p.add_argument("--prompts", choices=("paper", "evolve"), default="paper",
+                   help="paper: StatMechBench-v0's prompts, unchanged (default); evolve: this project's (the "
+                        "interface generated from the task, the previous round with its Verdict and failed checks)")
     p.add_argument("--no-judge", action="store_true",
                    help="numbers only: the paper's stopping rule exactly; O, Cls and Phys are then n/a")
     p.set_defaults(run=run)
@@ -90,7 +93,7 @@ def run(args) -> int:
         raise UsageError(exc.args[0]) from None
     try:
         settings = BenchSettings(rounds=args.rounds, samples=args.samples, seed=args.seed, ladder=not args.no_ladder,
-                                 judge=not args.no_judge, timeout_s=args.timeout)
+                                 judge=not args.no_judge, timeout_s=args.timeout, prompts=args.prompts)
     except BenchError as exc:
         raise UsageError(f"{exc} (--rounds, --samples, --timeout)") from None
     llm = _llm_settings(args.llm_config)

@@ -29,8 +29,10 @@ def register(sub) -> None:
     p = sub.add_parser(
         "show", help="summarise a run: best programs, counts, cost, time",
         description=("Summarise a run from its journal: the best programs, proposal and evaluation counts, "
-                     "failed proposals, cost in USD and tokens, wall time and proposals per minute, "
-                     "per-proposer and per-model counts, the class labels claimed."))
+                     "failed proposals (and the reason when every proposal failed), cost in USD and tokens, wall "
+                     "time and proposals per minute, per-proposer counts, the class labels claimed, and per model "
+                     "(--json: under `models`): proposals, parse failures, diffs that did not apply, provider "
+                     "failures, evaluations, accepted, tokens in/out, USD, mean latency, preflight."))
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--top", type=int, default=5, metavar="K", help="how many best programs to list (default 5)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -125,9 +127,12 @@ def run_show(args) -> int:
     print(f"cost ${s['cost_usd']:.4f}; tokens {s['tokens_in']} in / {s['tokens_out']} out; "
           f"wall {_duration(s['wall_s'])}; proposals per minute {ppm}")
     print(f"proposers: {_counts(s['by_proposer'])}; models: {_counts(s['by_model'])}")
+    if s.get("failure"):
+        print(f"FAILED: {s['failure']['line']}")
     print(f"class labels claimed: {', '.join(s['class_labels']) or '-'}")
     print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
           f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
+    _print_models(s.get("models") or {})
     if not top:
         print("no evaluated programs yet")
         return 0
@@ -147,6 +152,21 @@ def run_show(args) -> int:
               f"{(p.class_claim or '-'):20}  {(p.complexity_claim or '-'):12}  {p.proposer or '?'}/{p.model or '-'}")
     print(f"\n`evolve lineage {args.run_dir}` shows the best program's ancestry.")
     return 0
+
+
+def _print_models(models: dict) -> None:
+    """The per-model table of `evolve show` (evolve/store/model_stats.py)."""
+    if not models:
+        return
+    print(f"\n{'model':32}  {'proposals':>9}  {'parse fail':>10}  {'diff fail':>9}  {'api fail':>8}  {'evaluated':>9}  "
+          f"{'accepted':>8}  {'tokens in/out':>15}  {'USD':>9}  {'mean latency':>12}")
+    for name, m in sorted(models.items()):
+        latency = "-" if m["mean_latency_s"] is None else f"{m['mean_latency_s']:.2f} s"
+        print(f"{name:32}  {m['proposals']:>9}  {m['parse_failures']:>10}  {m['diff_failures']:>9}  "
+              f"{m['api_failures']:>8}  {m['evaluations']:>9}  {m['accepted']:>8}  "
+              f"{str(m['tokens_in']) + '/' + str(m['tokens_out']):>15}  {m['usd']:>9.4f}  {latency:>12}")
+        if m.get("preflight") and m["preflight"] != "ok":
+            print(f"  preflight {m['preflight']}")
 
 
 def run_runs(args) -> int:

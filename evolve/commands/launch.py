@@ -1,4 +1,9 @@
-"""`evolve launch` and `evolve resume`: start a search from a config, or continue a killed one."""
+"""`evolve launch` and `evolve resume`: start a search from a config, or continue a killed one.
+
+Exit status: 0 when the run ended by its budgets or strategy; 1 when it failed (a model failed its
+preflight, or every proposal failed: the reason is printed and recorded in the run directory);
+2 on bad input (including an ``api_key_env`` variable that is not set).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 from evolve.commands.common import UsageError
 from evolve.config import ConfigError, config_from_dict, load_config
 from evolve.engine.plan import Replay
+from evolve.engine.preflight import RunFailed, environment_problems
 from evolve.engine.runtime import drive
 from evolve.report.run_report import write_run_report
 from evolve.store.journal import read_journal
@@ -44,12 +50,11 @@ def run_launch(args) -> int:
         cfg = load_config(args.config, overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    _check_environment(cfg)
     root = Path(args.run_root or cfg.run.root)
     store = RunStore.create(root, cfg.to_dict(), cfg.task)
     print(f"run directory: {store.path}", flush=True)
-    drive(cfg, store, address=args.address)
-    _report(store)
-    return 0
+    return _drive(cfg, store, address=args.address)
 
 
 def run_resume(args) -> int:
@@ -60,6 +65,7 @@ def run_resume(args) -> int:
         cfg = config_from_dict(store.config, base_dir=store.path)  # task_files: the run's own copies
     except (RunStoreError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
+    _check_environment(cfg)
     cfg.budgets.proposals += args.extra_proposals
     cfg.budgets.evaluations += args.extra_proposals
     snap = store.latest_snapshot()
@@ -69,7 +75,24 @@ def run_resume(args) -> int:
     print(f"resuming {store.path} from generation {state['counters']['generation'] if state else 0} "
           f"({len(replay.proposals)} proposals and {len(replay.evaluations)} evaluations taken from the journal)",
           flush=True)
-    drive(cfg, store, address=args.address, state=state, replay=replay)
+    return _drive(cfg, store, address=args.address, state=state, replay=replay)
+
+
+def _check_environment(cfg) -> None:
+    missing = environment_problems(cfg)
+    if missing:
+        raise UsageError("environment variable(s) named by api_key_env are not set: " + "; ".join(missing)
+                         + " (export them before starting; keys never go into configs)")
+
+
+def _drive(cfg, store, **kwargs) -> int:
+    """Run the search; 1 with the reason printed when it failed, else 0."""
+    try:
+        drive(cfg, store, **kwargs)
+    except RunFailed as exc:
+        print(f"run failed: {exc}", file=sys.stderr, flush=True)
+        _report(store)
+        return 1
     _report(store)
     return 0
 

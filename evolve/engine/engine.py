@@ -6,30 +6,41 @@ proposals and evaluations, the run store journals every event as it happens (fsy
 snapshots. One generation:
 
 1. plan its slots (which proposer writes each; deterministic in seed, generation, slot);
-2. ask the strategy for each slot's parent, inspirations and niche, and propose in parallel;
+2. ask the strategy for each slot's parent, inspirations and niche, choose the model of each LLM
+   slot (:mod:`evolve.engine.models`: weights or the bandit), and propose in parallel;
 3. deduplicate in slot order (normalised code hash; the strategy may ask for repeats to be judged);
 4. evaluate in parallel, within the evaluation budget;
 5. hand every slot's outcome to the strategy in slot order, track the best program, feed the
-   negative-prompting memory of the slot's niche, journal the strategy's housekeeping events;
+   negative-prompting memory of the slot's niche and the model bandit, journal the strategy's
+   housekeeping events;
 6. snapshot every ``checkpoint_interval`` generations.
 
 A resumed run takes from the journal whatever the killed run had already proposed or judged
-after its last snapshot, so nothing judged is lost or judged twice.
+after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
+is journaled once (proposals name it by digest). A generation whose every LLM proposal failed
+at the provider for a reason no retry can fix (authentication, unknown model) ends the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 
 from evolve.engine.counters import Counters, stop_reason
+from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
-from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent)
+from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
+                                 SystemPromptEvent)
 from evolve.store.run_store import RunStore
 from search.candidate import Candidate
 from search.database import normalised_hash
+from search.llm.client import FATAL_KINDS, api_error_kind
+from search.llm.config import LLMConfig
 from search.negative import NegativeLedger, NegativePolicy
+from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
 STATE_SCHEMA = 2
@@ -43,6 +54,7 @@ class EngineSettings:
     budgets: object                   # evolve.config.Budgets
     weights: dict                     # proposer name -> mixing weight, in config order
     negative: NegativePolicy = NegativePolicy()
+    llm: LLMConfig | None = None      # the models the llm proposer may call (the engine picks one per slot)
 
 
 class Engine:
@@ -54,6 +66,10 @@ class Engine:
         self.ledger = NegativeLedger()
         self.seen: dict[str, str] = {}           # normalised code hash -> id of the first program with it
         self.best: tuple[tuple, str] | None = None   # (score, id) of the best judged program
+        self.models = (ModelChooser(settings.llm, settings.seed)
+                       if settings.llm is not None and settings.weights.get("llm", 0) > 0 else None)
+        self.system_prompts: set[str] = set(self.replay.system_prompts)   # digests already journaled
+        self.fatal: str | None = None            # why the run cannot go on (set by a generation)
         self._started = time.monotonic()
         self._elapsed_before = 0.0
 
@@ -62,7 +78,9 @@ class Engine:
         self.counters.elapsed_s = self._elapsed()
         return {"schema": STATE_SCHEMA, "counters": asdict(self.counters), "negative": self.ledger.to_dict(),
                 "seen": dict(self.seen), "best": None if self.best is None else
-                {"score": list(self.best[0]), "id": self.best[1]}, "strategy": self.strategy.state()}
+                {"score": list(self.best[0]), "id": self.best[1]}, "strategy": self.strategy.state(),
+                "models": None if self.models is None else self.models.state(),
+                "system_prompts": sorted(self.system_prompts)}
 
     def restore(self, state: dict) -> None:
         if state.get("schema") != STATE_SCHEMA:
@@ -76,6 +94,9 @@ class Engine:
         if self.best is not None:
             self.progress.best = f"{self.best[1]} (found before the resume)"
         self.strategy.load(state["strategy"])
+        if self.models is not None:
+            self.models.load(state.get("models"))
+        self.system_prompts |= set(state.get("system_prompts") or ())
 
     def snapshot(self) -> None:
         state = self.state()
@@ -87,7 +108,8 @@ class Engine:
 
     # -- the loop -----------------------------------------------------------------------------
     def stop_reason(self) -> str | None:
-        return stop_reason(self.settings.budgets, self.counters, self._elapsed()) or self.strategy.finished()
+        return (self.fatal or stop_reason(self.settings.budgets, self.counters, self._elapsed())
+                or self.strategy.finished())
 
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
@@ -118,6 +140,8 @@ class Engine:
     def _propose(self, slots: list[Slot], selections: list[Selection]) -> dict[str, Candidate]:
         out: dict[str, Candidate] = {}
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
+        # every LLM slot draws, replayed ones too, so a resumed generation chooses what the first run did
+        models = self.models.choose([s for s in slots if s.proposer == "llm"]) if self.models is not None else {}
         for slot, sel in zip(slots, selections):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
@@ -128,9 +152,11 @@ class Engine:
                 negative = self.ledger.island(sel.niche).block(self.settings.negative).items
             asked.append((slot, sel, ProposalRequest(
                 id=slot.id, generation=slot.generation, slot=slot.slot, proposer=slot.proposer, parent=sel.parent,
-                inspirations=sel.inspirations, negative=tuple(negative), style=sel.style, seed=self.settings.seed)))
+                inspirations=sel.inspirations, negative=tuple(negative), style=sel.style, model=models.get(slot.id),
+                seed=self.settings.seed)))
         for i, cand in self.pool.propose([r for _, _, r in asked]):
             slot, sel, request = asked[i]
+            cand = self._journal_system_prompt(cand)
             self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal),
                                             request.negative))
             out[slot.id] = cand
@@ -138,7 +164,25 @@ class Engine:
         for slot in slots:
             if slot.id in self.replay.proposals:
                 self._count_proposal(out[slot.id])
+        self._check_fatal([out[s.id] for s in slots if s.proposer == "llm"])
         return out
+
+    def _journal_system_prompt(self, cand: Candidate) -> Candidate:
+        """Journal the candidate's system prompt if its text is new; the candidate without it."""
+        if cand.system_prompt is None:
+            return cand
+        digest = cand.prompt_meta.get("system") or text_digest(cand.system_prompt)
+        if digest not in self.system_prompts:
+            self.store.record(SystemPromptEvent(digest, cand.system_prompt))
+            self.system_prompts.add(digest)
+        return dataclasses.replace(cand, system_prompt=None, prompt_meta={**cand.prompt_meta, "system": digest})
+
+    def _check_fatal(self, llm_candidates: list[Candidate]) -> None:
+        """End the run when every LLM proposal of the generation failed for a reason no retry fixes."""
+        kinds = [api_error_kind(c) for c in llm_candidates]
+        if llm_candidates and all(k in FATAL_KINDS for k in kinds):
+            reason, count = Counter(c.parse_error for c in llm_candidates).most_common(1)[0]
+            self.fatal = f"every LLM proposal of the generation failed ({count} of {len(kinds)}): {reason}"
 
     def _count_proposal(self, cand: Candidate) -> None:
         c = self.counters
@@ -191,12 +235,14 @@ class Engine:
 
     def _absorb(self, slot: Slot, selection: Selection, program: JudgedProgram) -> None:
         self.strategy.absorb(slot.slot, selection, program)
+        if self.models is not None and slot.proposer == "llm":
+            self.models.record(program, selection.parent)
         ev = program.evaluation
         if ev is None:
             return
         cand = program.candidate
         self.counters.accepted += int(ev.accepted)
-        self.ledger.island(selection.niche).record(cand.tractable_class, cand.code, ev.accepted, ev.verdict.feedback)
+        self.ledger.island(selection.niche).record(cand.tractable_class, cand.code, ev.accepted, verdict=ev.verdict)
         summary = None
         if ev.score[0] > 0 and (self.best is None or tuple(ev.score) > self.best[0]):  # failed programs never lead
             self.best = (tuple(ev.score), cand.id)

@@ -46,11 +46,14 @@ class Replay:
     proposals: dict[str, ProposalEvent] = field(default_factory=dict)      # program id -> proposal
     evaluations: dict[str, EvaluationEvent] = field(default_factory=dict)  # program id -> evaluation
     duplicates: set[str] = field(default_factory=set)
+    system_prompts: set[str] = field(default_factory=set)   # digests journaled anywhere in the run
 
     @classmethod
     def from_records(cls, records: list[dict], after_seq: int) -> "Replay":
         r = cls()
         for rec in records:
+            if rec.get("kind") == "system_prompt":
+                r.system_prompts.add(str(rec.get("digest")))
             if rec.get("seq", 0) <= after_seq:
                 continue
             event = decode(rec)

@@ -16,6 +16,7 @@ from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.legacy import upgrade_state
 from evolve.engine.plan import Replay
 from evolve.engine.pools import ActorProxy, RayPool
+from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from evolve.store.events import FinishEvent
@@ -53,7 +54,7 @@ def proposer_context(cfg: Config) -> ProposerContext:
 
 def engine_settings(cfg: Config) -> EngineSettings:
     return EngineSettings(seed=cfg.seed, batch_size=cfg.ray.batch_size, checkpoint_interval=cfg.run.checkpoint_interval,
-                          budgets=cfg.budgets, weights=cfg.weights(), negative=cfg.prompts.negative)
+                          budgets=cfg.budgets, weights=cfg.weights(), negative=cfg.prompts.negative, llm=cfg.llm)
 
 
 def make_strategy(cfg: Config, remote: bool):
@@ -69,7 +70,9 @@ def make_strategy(cfg: Config, remote: bool):
 def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict | None = None,
           replay: Replay | None = None, progress: Progress | None = None) -> str:
     """Run (or continue, from a snapshot ``state`` and the journal's ``replay``) the search to the
-    end of its budget; returns why it stopped. ``address`` overrides ``ray.address``."""
+    end of its budget; returns why it stopped. ``address`` overrides ``ray.address``. Raises
+    :class:`~evolve.engine.preflight.RunFailed` when a model fails its preflight or every proposal
+    of the run failed (the run directory then says so: status ``failed`` and the finish reason)."""
     address = address or cfg.ray.address
     started = start_ray(address)
     actors = []
@@ -91,7 +94,18 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
         store.log(f"search started on {'cluster ' + address if address else 'an embedded Ray cluster'}: "
                   f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
         try:
+            if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
+                check_models(cfg, store)
             reason = engine.run()
+            if engine.fatal:
+                raise RunFailed(engine.fatal)
+            check_proposals(store)
+        except RunFailed as exc:
+            store.record(FinishEvent(f"failed: {exc}"))
+            store.set_status("failed", reason=str(exc), **dataclasses.asdict(engine.counters))
+            store.log(f"failed: {exc}")
+            progress.finish(engine.counters, f"failed: {exc}")
+            raise
         except KeyboardInterrupt:
             store.set_status("interrupted", **dataclasses.asdict(engine.counters))
             store.log("interrupted; `evolve resume` continues from the last snapshot")

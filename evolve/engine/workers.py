@@ -34,11 +34,7 @@ class ProposerWorker:
                           for name, options in sections.items() if options.weight > 0}
 
     def propose(self, request: ProposalRequest) -> Candidate:
-        start = time.perf_counter()
-        cand = self.proposers[request.proposer].propose(request)
-        if cand.latency_s is None:
-            cand.latency_s = time.perf_counter() - start
-        return cand
+        return self.proposers[request.proposer].propose(request)
 
 
 class EvaluatorWorker:

@@ -161,11 +161,11 @@ def _models(run: RunData) -> str:
     for u in usage:
         lat = [u.latency(q) for q in (0.5, 0.9)]
         mean = sum(u.latencies) / len(u.latencies) if u.latencies else None
-        rows.append([u.model, u.proposals, u.no_code, u.evaluated, u.accepted, u.tokens_in, u.tokens_out,
-                     f"{u.usd:.4f}"] + ["-" if x is None else f"{x:.2f}" for x in (mean, *lat)])
+        rows.append([u.model, u.proposals, u.parse_failures, u.diff_failures, u.api_failures, u.evaluated, u.accepted,
+                     u.tokens_in, u.tokens_out, f"{u.usd:.4f}"] + ["-" if x is None else f"{x:.2f}" for x in (mean, *lat)])
     fig = models_figure(usage)
-    table = _grid(["model", "proposals", "no code", "judged", "accepted", "tokens in", "tokens out", "USD",
-                   "latency mean (s)", "median", "p90"], rows)
+    table = _grid(["model", "proposals", "parse failures", "diffs not applied", "provider failures", "judged",
+                   "accepted", "tokens in", "tokens out", "USD", "latency mean (s)", "median", "p90"], rows)
     return table + (plot_div(fig, "models-plot") if fig is not None else "")
 
 

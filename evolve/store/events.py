@@ -12,7 +12,11 @@ only places that know the record layout:
 - ``promotion``: ``id``, ``score`` (a new best program);
 - ``migration`` / ``reset``: the database's MigrationEvent / ResetEvent fields;
 - ``budget``: the run's counters at a snapshot; ``snapshot``: ``file``, ``journal_seq``;
-- ``finish``: ``reason``.
+- ``finish``: ``reason``;
+- ``system_prompt``: ``digest`` and ``text`` of a system prompt, once per distinct text (proposals
+  name it in ``candidate.prompt_meta.system``);
+- ``preflight``: ``model``, ``ok``, ``seconds``, ``error`` and ``error_kind`` of the check call made
+  to each model before the first generation of a session.
 
 Records of kinds this version does not know decode to None (readers skip them).
 """
@@ -71,8 +75,23 @@ class FinishEvent:
     reason: str
 
 
+@dataclass(frozen=True)
+class SystemPromptEvent:
+    digest: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PreflightEvent:
+    model: str
+    ok: bool
+    seconds: float = 0.0
+    error: str | None = None
+    error_kind: str | None = None
+
+
 Event = (ProposalEvent | EvaluationEvent | DuplicateEvent | PromotionEvent | MigrationEvent | ResetEvent
-         | BudgetEvent | SnapshotEvent | FinishEvent)
+         | BudgetEvent | SnapshotEvent | FinishEvent | SystemPromptEvent | PreflightEvent)
 
 
 def encode(event) -> dict:
@@ -97,6 +116,11 @@ def encode(event) -> dict:
         return {"kind": "snapshot", "file": event.file, "journal_seq": int(event.journal_seq)}
     if isinstance(event, FinishEvent):
         return {"kind": "finish", "reason": event.reason}
+    if isinstance(event, SystemPromptEvent):
+        return {"kind": "system_prompt", "digest": event.digest, "text": event.text}
+    if isinstance(event, PreflightEvent):
+        return {"kind": "preflight", "model": event.model, "ok": bool(event.ok), "seconds": float(event.seconds),
+                "error": event.error, "error_kind": event.error_kind}
     raise TypeError(f"not a run event: {type(event).__name__}")
 
 
@@ -125,6 +149,10 @@ def decode(record: dict):
         return SnapshotEvent(str(record["file"]), int(record["journal_seq"]))
     if kind == "finish":
         return FinishEvent(str(record.get("reason", "")))
+    if kind == "system_prompt":
+        return SystemPromptEvent(str(record["digest"]), str(record["text"]))
+    if kind == "preflight":
+        return PreflightEvent(**_known(PreflightEvent, record))
     return None
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
                                  decode)
+from evolve.store.failures import common_failure
 from evolve.store.journal import read_journal
+from evolve.store.model_stats import model_stats
 from evolve.store.run_store import check_run_dir, read_status
 from search.candidate import Candidate
 from search.database import NamedScore, named_score
@@ -197,6 +199,7 @@ def run_summary(run_dir: str | Path) -> dict:
     best = idx.best_id()
     finish = idx.of_kind(FinishEvent)
     status = read_status(idx.path) or {}
+    failure = common_failure(cands)
     return {
         "run_id": idx.run_id, "task": idx.header.get("task"), "created": idx.header.get("created"),
         "status": status.get("state"), "finished": finish[-1].reason if finish else None,
@@ -216,6 +219,8 @@ def run_summary(run_dir: str | Path) -> dict:
         "by_model": dict(Counter(str(c.model or "(none)") for c in cands)),
         "class_labels": sorted({c.tractable_class for c in cands if c.tractable_class}),
         "journal_torn": idx.torn,
+        "models": model_stats(idx),
+        "failure": None if failure is None else {**failure.to_dict(), "line": failure.line()},
     }
 
 

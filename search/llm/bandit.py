@@ -81,6 +81,24 @@ class ModelBandit:
         tied = [n for n in self.names if sc[n] == best or (math.isfinite(best) and abs(sc[n] - best) < 1e-12)]
         return tied[int(rng.integers(len(tied)))] if len(tied) > 1 else tied[0]
 
+    def select_batch(self, rngs: list[np.random.Generator]) -> list[str]:
+        """One arm per generator, for proposals made before any of their outcomes is known: after
+        each pick the arm gets a provisional pull at its current means (its value stays, its
+        exploration bonus shrinks), so a batch spreads over arms instead of repeating the top one.
+        The bandit itself is not changed."""
+        probe = ModelBandit.from_dict(self.to_dict())
+        out = []
+        for rng in rngs:
+            arm = probe.select(rng)
+            out.append(arm)
+            a = probe.arms[arm]
+            mean_r, mean_c = (a.reward / a.n, a.cost / a.n) if a.n > 0 else (0.0, 0.0)
+            a.n += 1.0
+            a.reward += mean_r
+            a.cost += mean_c
+            a.pulls += 1
+        return out
+
     def update(self, arm: str, reward: float, cost_usd: float) -> None:
         """Record one proposal of ``arm``: its (clipped) reward and what it cost."""
         if arm not in self.arms:

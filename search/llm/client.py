@@ -1,10 +1,13 @@
-"""The LLM client: one litellm call per proposal, with retries, cost accounting and model choice.
+"""The LLM client: one litellm call per proposal, with retries and cost accounting.
 
 Every request goes through ``litellm.completion(model=..., messages=..., api_base=...,
 api_key=<from the environment>, timeout=..., temperature/reasoning_effort only when set)``,
 with litellm's and the OpenAI client's own retries switched off so this module owns them:
 rate limits (429), timeouts, connection errors and 5xx are retried with exponential backoff;
-authentication and bad-request errors are not. Cost comes from litellm's accounting
+authentication (401/403), not-found (404) and bad-request errors are not, and a model whose
+``api_key_env`` names an unset variable fails at once without a request (kind "auth"). Which
+model writes a proposal is the engine's choice (``evolve.engine.models``: weights or the
+cost-aware bandit), passed in; without one, the client draws by the configured weights. Cost comes from litellm's accounting
 (``litellm.completion_cost``), with the model's configured prices when given, and 0 with a
 note when neither knows the model. Token and dollar budgets are the run's (the engine stops
 starting proposals once they are spent). :meth:`LLMClient.propose` never raises for a provider
@@ -25,15 +28,29 @@ import numpy as np
 
 from search.candidate import Candidate, new_candidate_id
 from search.llm.config import LLMConfig, ModelSpec
-from search.llm.bandit import ModelBandit, select_by_weight
+from search.llm.bandit import select_by_weight
 from search.parsing import ParseFailure, parse_response
 from search.prompt_builder import BuiltPrompt
 
 REDACTED = "[REDACTED]"
 
 
+#: kinds of failure that no retry, and no later proposal, can fix: the configuration is wrong
+FATAL_KINDS = ("auth", "not_found")
+
+
+API_KIND_NOTE = "api error kind: "
+
+
+def api_error_kind(candidate: Candidate) -> str | None:
+    """The ProposerError kind of a proposal that failed at the provider (None for any other)."""
+    if candidate.error_kind != "api":
+        return None
+    return next((n[len(API_KIND_NOTE):] for n in candidate.notes if n.startswith(API_KIND_NOTE)), "other")
+
+
 class ProposerError(RuntimeError):
-    """A request failed for good. ``kind``: "auth", "bad_request", "retries_exhausted", "other"."""
+    """A request failed for good. ``kind``: "auth", "not_found", "bad_request", "retries_exhausted", "other"."""
 
     def __init__(self, message: str, kind: str, attempts: int):
         super().__init__(message)
@@ -66,27 +83,25 @@ class LLMClient:
     def __init__(self, config: LLMConfig, seed: int = 0, sleep=time.sleep, id_factory=new_candidate_id):
         self.config = config
         self.rng = np.random.default_rng(seed)
-        self.bandit = ModelBandit([m.name for m in config.models], config.bandit_decay, config.bandit_exploration)
         self._sleep = sleep
         self._new_id = id_factory
 
     # -- model choice ---------------------------------------------------------------------
     def choose_model(self) -> ModelSpec:
+        """A model drawn by the configured weights (used when the caller names none; runs get
+        their model from the engine, which also runs the bandit)."""
         names = [m.name for m in self.config.models]
         if len(names) == 1:
             return self.config.models[0]
-        if self.config.selection == "bandit":
-            return self.config.model(self.bandit.select(self.rng))
         return self.config.model(select_by_weight(names, [m.weight for m in self.config.models], self.rng))
-
-    def record_outcome(self, model: str, reward: float, cost_usd: float) -> None:
-        """Feed the bandit one evaluated proposal (see :func:`search.llm.bandit.improvement_reward`)."""
-        self.bandit.update(model, reward, cost_usd)
 
     # -- one request ----------------------------------------------------------------------
     def complete(self, messages: list, model: ModelSpec | str | None = None) -> LLMResponse:
         """One chat completion with retries. Raises ProposerError when it fails for good."""
         spec = self._spec(model)
+        if spec.api_key_env and not os.environ.get(spec.api_key_env):
+            raise ProposerError(f"{spec.name}: the environment variable {spec.api_key_env} (api_key_env) is not set "
+                                "in this process; export it before starting", "auth", 0)
         litellm = load_litellm()
         kwargs = self._request_kwargs(spec, messages)
         retryable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
@@ -97,20 +112,21 @@ class LLMClient:
             try:
                 resp = litellm.completion(api_key=self._key(spec), **kwargs)
             except retryable as exc:
-                notes.append(f"attempt {attempt + 1}: {self._describe(exc)}")
+                notes.append(f"attempt {attempt + 1}: {self._describe(exc, spec)}")
                 if attempt == self.config.retries:
                     raise ProposerError(f"{spec.name}: gave up after {attempt + 1} attempt(s); last error: "
-                                        f"{self._describe(exc)}", "retries_exhausted", attempt + 1) from None
+                                        f"{self._describe(exc, spec)}", "retries_exhausted", attempt + 1) from None
                 self._sleep(self._wait(attempt, exc))
                 continue
             except Exception as exc:  # auth, bad request, anything else: not worth retrying
                 status = getattr(exc, "status_code", None)
-                kind = "auth" if status in (401, 403) else "bad_request" if status in (400, 404, 422) else "other"
+                kind = ("auth" if status in (401, 403) else "not_found" if status == 404
+                        else "bad_request" if status in (400, 422) else "other")
                 if isinstance(status, int) and (status == 429 or status >= 500) and attempt < self.config.retries:
-                    notes.append(f"attempt {attempt + 1}: {self._describe(exc)}")
+                    notes.append(f"attempt {attempt + 1}: {self._describe(exc, spec)}")
                     self._sleep(self._wait(attempt, exc))
                     continue
-                raise ProposerError(f"{spec.name}: {self._describe(exc)}", kind, attempt + 1) from None
+                raise ProposerError(f"{spec.name}: {self._describe(exc, spec)}", kind, attempt + 1) from None
             return self._finish(resp, spec, attempt + 1, time.perf_counter() - start, notes)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -142,13 +158,15 @@ class LLMClient:
         parent_ids = ([parent.id] if parent is not None else []) + [c.id for c in inspirations]
         prov = dict(proposer="llm", model=spec.name, prompt_id=prompt.prompt_id, parent_ids=parent_ids,
                     prompt_meta=dict(prompt.meta))
+        start = time.perf_counter()
         try:
             r = self.complete(prompt.messages, spec)
         except ProposerError as exc:
-            return Candidate.failed(cid, task_id, str(exc), "api", notes=[f"api error kind: {exc.kind}",
-                                                                          f"attempts: {exc.attempts}"], **prov)
+            return Candidate.failed(cid, task_id, str(exc), "api", notes=[f"{API_KIND_NOTE}{exc.kind}",
+                                                                          f"attempts: {exc.attempts}"],
+                                    latency_s=time.perf_counter() - start, **prov)
         cost = dict(tokens_in=r.tokens_in, tokens_out=r.tokens_out, cost_usd=r.cost_usd, response=r.text,
-                    notes=list(r.notes) + [f"attempts: {r.attempts}", f"seconds: {r.seconds:.3f}"])
+                    latency_s=r.seconds, notes=list(r.notes) + [f"attempts: {r.attempts}", f"seconds: {r.seconds:.3f}"])
         parsed = parse_response(r.text, parent.code if parent is not None else None,
                                 parent.claims() if parent is not None else None)
         if isinstance(parsed, ParseFailure):
@@ -160,10 +178,9 @@ class LLMClient:
 
     # -- state for checkpoints ------------------------------------------------------------
     def state_dict(self) -> dict:
-        return {"bandit": self.bandit.to_dict(), "rng": json.dumps(self.rng.bit_generator.state)}
+        return {"rng": json.dumps(self.rng.bit_generator.state)}
 
     def load_state_dict(self, d: dict) -> None:
-        self.bandit = ModelBandit.from_dict(d["bandit"])
         self.rng.bit_generator.state = json.loads(d["rng"])
 
     # -- helpers --------------------------------------------------------------------------
@@ -211,8 +228,11 @@ class LLMClient:
             pass
         return wait
 
-    def _describe(self, exc: Exception) -> str:
+    def _describe(self, exc: Exception, spec: ModelSpec) -> str:
         text = f"{type(exc).__name__} (status {getattr(exc, 'status_code', None)}): {exc}"
+        if "connection error" in str(exc).lower() or "APIConnectionError" in type(exc).__name__:
+            # litellm reports a refused connection as a 500 "Connection error."; say what it is
+            text = f"cannot connect to {spec.api_base or 'the provider'} (no server answering?); {text}"
         return redact(" ".join(text.split())[:500], self.config)
 
 

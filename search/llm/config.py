@@ -57,7 +57,9 @@ class LLMConfig:
     """``retries`` is the number of retries after the first attempt (rate limits, timeouts,
     connection errors, 5xx); the wait before retry k (k = 0, 1, ...) is
     ``min(backoff_max_s, backoff_base_s * 2**k)`` or the server's Retry-After if longer.
-    ``request_timeout_s`` bounds each request."""
+    ``request_timeout_s`` bounds each request. ``preflight``: one short call per model before a
+    run's first generation (search/llm/preflight.py), so a model that cannot answer stops the
+    run at once with the reason."""
 
     models: tuple[ModelSpec, ...] = field(default_factory=tuple)
     selection: str = "weights"
@@ -67,6 +69,7 @@ class LLMConfig:
     request_timeout_s: float = 600.0
     bandit_decay: float = 0.95
     bandit_exploration: float = 1.0
+    preflight: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "models", tuple(self.models))
@@ -88,6 +91,11 @@ class LLMConfig:
 
     def key_env_names(self) -> list[str]:
         return sorted({m.api_key_env for m in self.models if m.api_key_env})
+
+    def unset_key_envs(self, environ) -> list[str]:
+        """'model: VARIABLE' for every model that can be chosen whose ``api_key_env`` is unset in ``environ``."""
+        usable = [m for m in self.models if m.weight > 0 or self.selection == "bandit"]
+        return [f"{m.name}: {m.api_key_env}" for m in usable if m.api_key_env and not environ.get(m.api_key_env)]
 
     @classmethod
     def from_dict(cls, d: dict) -> "LLMConfig":

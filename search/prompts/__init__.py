@@ -19,8 +19,8 @@ DEFAULT_DIR = Path(__file__).parent
 #: every template the prompt builder uses
 TEMPLATE_NAMES = (
     "system", "library", "initial", "feedback",  # the paper's (Appendix A)
-    "evolve", "structure", "parent", "inspiration", "failed_checks", "negative",
-    "format_full", "format_diff",
+    "system_evolve", "evolve", "interface", "structure", "parent", "inspiration", "failed_checks", "negative",
+    "goal_fresh", "goal_mutation", "goal_crossover", "format_full", "format_diff",
 )
 
 
@@ -42,6 +42,11 @@ class Templates:
     def prompt_id(self, *names: str) -> str:
         """``name@digest`` of each template that made a prompt, joined by '+'."""
         return "+".join(f"{n}@{self.digest(n)}" for n in names)
+
+
+def text_digest(text: str) -> str:
+    """First 16 hex digits of the sha256 of a prompt's text (names a system prompt in the journal)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_templates(directory: str | Path | None = None) -> Templates:

@@ -16,8 +16,6 @@ A new proposer is one module in this package: a class with ``name``, ``Options``
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -25,6 +23,7 @@ from search.candidate import Candidate
 from search.llm.config import LLMConfig
 from search.prompt_builder import PromptConfig
 from search.records import ProposalRequest
+from search.registry import Registry
 from tasks.base import Task
 
 
@@ -50,30 +49,7 @@ class Proposer(Protocol):
         """One candidate with ``id == request.id``; failures are candidates with ``parse_error``."""
 
 
-_REGISTRY: dict[str, type] = {}
-
-
-def register(cls: type) -> type:
-    """Class decorator: make a proposer available under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _discover() -> None:
-    """Import every module of this package once, so their @register calls have run."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
-
-
-def proposer_class(name: str) -> type:
-    """The registered proposer ``name`` (KeyError naming the known ones)."""
-    if name not in _REGISTRY:
-        _discover()
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown proposer {name!r}; known: {', '.join(proposer_names())}")
-    return _REGISTRY[name]
-
-
-def proposer_names() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+_registry = Registry(__name__, "proposer")
+register = _registry.register  # class decorator: available under cls.name
+proposer_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+proposer_names = _registry.names  # every registered name, after importing the package's modules

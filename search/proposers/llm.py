@@ -1,10 +1,12 @@
 """The LLM proposer behind the proposer protocol (``proposers: {llm: {weight: ...}}``).
 
 It turns a :class:`~search.records.ProposalRequest` into a prompt (the project's evolve prompt:
-parent with its verdict, inspirations, failed checks, negative block, optional structural hints;
-or, for ``style="paper"``, StatMechBench-v0's initial / feedback prompt) and asks a model through
+the interface generated from the task, parent with its verdict, inspirations, failed checks,
+negative block, optional structural hints; or, for ``style="paper"``, StatMechBench-v0's initial /
+feedback prompt) and asks the model the request names (the engine's choice) through
 :class:`search.llm.client.LLMClient` (litellm). The run's ``llm:`` section says which models and
-how; ``prompts:`` how prompts are built.
+how; ``prompts:`` how prompts are built. The candidate carries the system prompt's text to the
+engine, which journals each distinct text once.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from search.candidate import Candidate
+from search.interface import task_interface
 from search.llm.client import LLMClient
 from search.negative import NegativeBlock
 from search.prompt_builder import BuiltPrompt, ProgramView, PromptBuilder
+from search.prompts import text_digest
 from search.proposers import ProposerContext, register
 from search.records import JudgedProgram, ProposalRequest
 from tasks.base import Task
@@ -39,7 +43,9 @@ class LLM:
         self.variant = context.variant
         self.client = LLMClient(context.llm, seed=context.seed)
         self.builder = PromptBuilder(context.prompts)
+        self.seed = context.seed
         self._facts: dict | None = None
+        self._interface: str | None = None
 
     def propose(self, request: ProposalRequest) -> Candidate:
         prompt = self.prompt(request)
@@ -48,6 +54,8 @@ class LLM:
                                    model=request.model)
         cand.id = request.id
         cand.prompt = prompt.messages[-1]["content"]
+        cand.system_prompt = prompt.messages[0]["content"]
+        cand.prompt_meta["system"] = text_digest(cand.system_prompt)
         return cand
 
     def prompt(self, request: ProposalRequest) -> BuiltPrompt:
@@ -59,8 +67,20 @@ class LLM:
             return self.builder.paper_feedback(description, parent.candidate.response or "", parent.feedback)
         negative = NegativeBlock(used=True, items=tuple(request.negative)) if request.negative else None
         facts = self.structure_facts() if self.builder.config.hints else None
+        interface = self.interface() if self.builder.config.interface else None
         return self.builder.evolve(description, _view(parent) if parent is not None else None,
-                                   [_view(p) for p in request.inspirations], structure=facts, negative=negative)
+                                   [_view(p) for p in request.inspirations], structure=facts, negative=negative,
+                                   interface=interface)
+
+    def interface(self) -> str:
+        """The interface block, read from the task's own samples once per worker ('' when a user
+        task's sampler or model cannot give it: the prompt then goes without the block)."""
+        if self._interface is None:
+            try:
+                self._interface = task_interface(self.task, self.seed).text()
+            except Exception:  # noqa: BLE001 - a user task's sampler must not stop every proposal
+                self._interface = ""
+        return self._interface
 
     def structure_facts(self) -> dict:
         """Structural facts about the task at its largest probe size (prompts' ``hints``)."""

@@ -17,12 +17,11 @@ section, a dataclass) and decorates it with :func:`register`; ``strategy: <name>
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from search.records import JudgedProgram, Selection
+from search.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -58,30 +57,7 @@ class Strategy(Protocol):
         """Continue from ``state()``."""
 
 
-_REGISTRY: dict[str, type] = {}
-
-
-def register(cls: type) -> type:
-    """Class decorator: make a strategy available under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _discover() -> None:
-    """Import every module of this package once, so their @register calls have run."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
-
-
-def strategy_class(name: str) -> type:
-    """The registered strategy ``name`` (KeyError naming the known ones)."""
-    if name not in _REGISTRY:
-        _discover()
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
-    return _REGISTRY[name]
-
-
-def strategy_names() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+_registry = Registry(__name__, "strategy")
+register = _registry.register  # class decorator: available under cls.name
+strategy_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+strategy_names = _registry.names  # every registered name, after importing the package's modules

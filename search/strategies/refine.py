@@ -6,7 +6,8 @@ feedback prompt with the previous round's raw response and its verifier feedback
 without code gets the paper's branch (a), "Your code did not run"). A trial ends at its first
 accepted program, after ``rounds`` rounds (the paper's k = 5), or when the provider failed for
 good; the slot then starts a new trial. Every round is judged, repeated code included, as in
-the paper. ``evolve bench`` runs one trial per model x task x variant this way (one slot,
+the paper. ``prompts: evolve`` sends this project's prompts instead (the interface generated from
+the task, the previous round as the parent with its Verdict and every failed check). ``evolve bench`` runs one trial per model x task x variant this way (one slot,
 ``budgets.proposals`` = k, ``stop_when_accepted``).
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from search.records import JudgedProgram, Selection
+from search.records import STYLES, JudgedProgram, Selection
 from search.strategies import StrategyContext, register
 
 
@@ -22,8 +23,11 @@ from search.strategies import StrategyContext, register
 class RefineOptions:
     rounds: int = 5                      # the paper's k: rounds per trial
     trials: int | None = None            # stop after this many trials have ended (None: run to the budgets)
+    prompts: str = "paper"               # paper (StatMechBench-v0's prompts) | evolve (ours)
 
     def __post_init__(self):
+        if self.prompts not in STYLES:
+            raise ValueError(f"prompts must be one of {', '.join(STYLES)}, got {self.prompts!r}")
         if self.rounds < 1:
             raise ValueError("rounds must be at least 1")
         if self.trials is not None and self.trials < 1:
@@ -46,6 +50,7 @@ class RefineStrategy:
     def __init__(self, options: RefineOptions, context: StrategyContext):
         self.rounds = options.rounds
         self.max_trials = options.trials
+        self.style = options.prompts
         self.chains: list[Chain] = []
         self.trials = 0                  # trials started
         self.ended: list[str] = []       # how each ended trial ended, in order of ending
@@ -57,7 +62,7 @@ class RefineStrategy:
     def select(self, generation: int, slots: int) -> list[Selection]:
         while len(self.chains) < slots:
             self.chains.append(self._new_chain())
-        return [Selection(c.last, style="paper", journal={"trial": c.trial, "round": c.round})
+        return [Selection(c.last, style=self.style, journal={"trial": c.trial, "round": c.round})
                 for c in self.chains[:slots]]
 
     def absorb(self, slot: int, selection: Selection, program: JudgedProgram) -> None:

@@ -13,6 +13,17 @@ matches and still has a reply left answers. A reply is text, an HTTP error statu
 one). When no rule can answer, the server replies 400 "script exhausted", which a client
 does not retry, so a test that runs off its script fails loudly.
 
+A rule may instead hold a ``respond`` function of the request's JSON body (``model``,
+``messages``; a stochastic model, say) returning a reply, text, or None to let later rules answer. Faults a provider shows are
+replies too: an HTTP error status with headers (429 with Retry-After), a delay past the client's
+timeout, a 200 whose body is not JSON (``raw_body``), a connection closed without an answer
+(``drop``).
+
+The server answers the model preflight (``search.llm.preflight.PING``) with "ready" before any
+rule is consulted, as every real model would (``answer_preflight=False`` lets rules answer it).
+With ``api_key`` set it behaves like a provider checking keys: a request without
+``Authorization: Bearer <api_key>`` gets 401 and no rule is consulted.
+
 Every request is recorded in ``server.requests`` (path, JSON body, which rule and reply
 answered, the Authorization header) for assertions.
 """
@@ -25,8 +36,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+from search.llm.preflight import PING
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+PREFLIGHT_RULE = "preflight"      # server.requests[i]["rule"] of an automatic preflight answer
 
 
 @dataclass
@@ -44,6 +59,8 @@ class Reply:
     completion_tokens: int | None = None
     headers: dict = field(default_factory=dict)
     echo_authorization: bool = False  # put the request's Authorization header into an error message, as careless providers do
+    raw_body: bytes | None = None     # send these bytes as the 200 body instead of a JSON completion
+    drop: bool = False                # close the connection without answering
 
 
 @dataclass
@@ -53,6 +70,7 @@ class Rule:
     scope: str = "last_user"  # "last_user" | "conversation"
     repeat_last: bool = False  # keep answering with the last reply once the list is used up
     played: int = 0
+    respond: Callable | None = None  # request body -> Reply | str | None; replaces ``replies`` when given
 
     def __post_init__(self):
         if self.scope not in ("last_user", "conversation"):
@@ -63,7 +81,13 @@ class Rule:
     def matches(self, last_user: str, conversation: str) -> bool:
         return bool(self._regex.search(last_user if self.scope == "last_user" else conversation))
 
-    def next_reply(self) -> Reply | None:
+    def next_reply(self, body: dict | None = None) -> Reply | None:
+        if self.respond is not None:
+            reply = self.respond(body or {})
+            if reply is None:
+                return None
+            self.played += 1
+            return reply if isinstance(reply, Reply) else Reply(text=reply)
         if self.played < len(self.replies):
             self.played += 1
             return self.replies[self.played - 1]
@@ -84,8 +108,10 @@ def _text_of(content) -> str:
 class ScriptedServer:
     """``with ScriptedServer(rules) as server: ... server.base_url ...``."""
 
-    def __init__(self, rules: list[Rule]):
+    def __init__(self, rules: list[Rule], api_key: str | None = None, answer_preflight: bool = True):
         self.rules = list(rules)
+        self.api_key = api_key
+        self.answer_preflight = answer_preflight
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -125,14 +151,15 @@ class ScriptedServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- scripting ------------------------------------------------------------------------
-    def _choose(self, messages: list) -> tuple[int | None, Reply | None]:
+    def _choose(self, body: dict) -> tuple[int | None, Reply | None]:
+        messages = body.get("messages") or []
         users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
         last_user = users[-1] if users else ""
         conversation = "\n".join(_text_of(m.get("content")) for m in messages)
         with self._lock:
             for i, rule in enumerate(self.rules):
                 if rule.matches(last_user, conversation):
-                    reply = rule.next_reply()
+                    reply = rule.next_reply(body)
                     if reply is not None:
                         return i, reply
         return None, None
@@ -165,7 +192,18 @@ def _make_handler(server: ScriptedServer):
                 self._send(404, _error_body(f"no route {path}", "not_found_error"))
                 return
             messages = body.get("messages") or []
-            rule_index, reply = server._choose(messages)
+            if server.api_key is not None and entry["authorization"] != f"Bearer {server.api_key}":
+                entry["rule"] = "auth"
+                server._record(entry)
+                self._send(401, _error_body("Incorrect API key provided", "authentication_error"))
+                return
+            users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+            if server.answer_preflight and users and users[-1] == PING:
+                entry["rule"] = PREFLIGHT_RULE
+                server._record(entry)
+                self._send(200, _completion_body(body, messages, Reply("ready")))
+                return
+            rule_index, reply = server._choose(body)
             entry["rule"] = rule_index
             if reply is not None:
                 entry["reply"] = server.rules[rule_index].played - 1
@@ -175,6 +213,16 @@ def _make_handler(server: ScriptedServer):
                 return
             if reply.delay_s:
                 time.sleep(reply.delay_s)
+            if reply.drop:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(2)   # socket.SHUT_RDWR: the client sees the connection end, no answer
+                except OSError:
+                    pass
+                return
+            if reply.raw_body is not None:
+                self._send_bytes(200, reply.raw_body, reply.headers)
+                return
             if reply.status != 200:
                 kind = {429: "rate_limit_error", 401: "authentication_error"}.get(reply.status, "server_error")
                 message = f"scripted error {reply.status}"
@@ -185,7 +233,9 @@ def _make_handler(server: ScriptedServer):
             self._send(200, _completion_body(body, messages, reply), reply.headers)
 
         def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-            data = json.dumps(payload).encode()
+            self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+        def _send_bytes(self, status: int, data: bytes, headers: dict | None = None) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

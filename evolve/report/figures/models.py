@@ -1,7 +1,8 @@
 """Tokens, cost and latency per model (proposers that call no model are listed by name, in brackets).
 
-Latency is ``Candidate.latency_s``, the wall seconds the proposer took to write the candidate (for
-a model: the call, retries included); proposals journaled before it was recorded have none.
+Latency is the wall time of each model request, retries included
+(:func:`evolve.store.model_stats.latency_of`: ``Candidate.latency_s``, or the client's note in
+older journals); proposers that call no model have none.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from evolve.report.data import RunData
+from evolve.store.model_stats import latency_of
 
 
 @dataclass
 class ModelUsage:
     model: str
     proposals: int = 0
-    no_code: int = 0
+    parse_failures: int = 0        # an answer that held no usable program
+    diff_failures: int = 0         # a diff that did not apply to its parent
+    api_failures: int = 0          # the provider failed for good
     evaluated: int = 0
     accepted: int = 0
     tokens_in: int = 0
@@ -43,14 +47,17 @@ def model_usage(run: RunData) -> list[ModelUsage]:
         c = rec.candidate
         u = rows.setdefault(model_name(c), ModelUsage(model_name(c)))
         u.proposals += 1
-        u.no_code += int(not c.ok)
+        u.parse_failures += c.error_kind == "parse"
+        u.diff_failures += c.error_kind == "diff"
+        u.api_failures += c.error_kind == "api"
         u.evaluated += int(rec.evaluation is not None)
         u.accepted += int(rec.evaluation is not None and rec.evaluation.accepted)
         u.tokens_in += int(c.tokens_in)
         u.tokens_out += int(c.tokens_out)
         u.usd += float(c.cost_usd)
-        if c.latency_s is not None:
-            u.latencies.append(float(c.latency_s))
+        latency = latency_of(c)
+        if latency is not None:
+            u.latencies.append(latency)
     return sorted(rows.values(), key=lambda u: (-u.proposals, u.model))
 
 
