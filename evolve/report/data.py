@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evolve.engine.legacy import upgrade_state
 from evolve.store.events import (DuplicateEvent, EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent,
-                                 decode)
+                                 SystemPromptEvent, decode)
 from evolve.store.journal import read_journal
 from evolve.store.run_store import check_run_dir, read_config, read_latest_snapshot, read_status
 from search.candidate import Candidate
@@ -79,6 +79,7 @@ class RunData:
     torn: bool = False
     state: dict | None = None                     # the newest snapshot's engine state (current layout)
     state_seq: int | None = None                  # the journal sequence that snapshot covers
+    system_prompts: dict = field(default_factory=dict)   # digest -> text (journaled once per distinct text)
 
     @property
     def proposals(self) -> list[ProgramRecord]:
@@ -86,6 +87,10 @@ class RunData:
 
     def strategy_state(self) -> dict | None:
         return None if self.state is None else self.state.get("strategy")
+
+    def system_prompt(self, record: ProgramRecord) -> str | None:
+        """The system message the candidate's model was sent (proposals name it by digest)."""
+        return self.system_prompts.get(record.candidate.prompt_meta.get("system"))
 
 
 def load_run(run_dir: str | Path) -> RunData:
@@ -102,6 +107,7 @@ def load_run(run_dir: str | Path) -> RunData:
     promotions: list[tuple[int, str]] = []
     migrations = resets = 0
     finish = None
+    system_prompts: dict[str, str] = {}
     last_t = start
     for rec in contents.records:
         t = float(rec.get("t") or last_t)
@@ -128,11 +134,14 @@ def load_run(run_dir: str | Path) -> RunData:
             resets += 1
         elif isinstance(event, FinishEvent):
             finish = event.reason
+        elif isinstance(event, SystemPromptEvent):
+            system_prompts[event.digest] = event.text
     state, state_seq = _snapshot(path, strategy)
     return RunData(path=path, run_id=str(header.get("run_id", path.name)), task=header.get("task"),
                    created=header.get("created"), strategy=strategy, config=config, status=read_status(path) or {},
                    programs=programs, judged=judged, promotions=promotions, migrations=migrations, resets=resets,
-                   finish=finish, wall_s=last_t - start, torn=contents.torn, state=state, state_seq=state_seq)
+                   finish=finish, wall_s=last_t - start, torn=contents.torn, state=state, state_seq=state_seq,
+                   system_prompts=system_prompts)
 
 
 def _snapshot(path: Path, strategy: str) -> tuple[dict | None, int | None]:

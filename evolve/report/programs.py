@@ -1,5 +1,6 @@
 """One program's panel in the report: provenance, named score, code, diff from its parent, Verdict,
-feedback, derivation (when the proposal has one), negative items in force, prompt and response.
+feedback, derivation (when the proposal has one), negative items in force, the system prompt and
+prompt its model was sent, and the response.
 
 Everything a candidate or a model wrote is untrusted text: it is HTML-escaped here, and no panel
 holds a script. Long texts are cut at ``MAX_TEXT`` characters with a note saying how much was left
@@ -166,6 +167,9 @@ def program_panel(run: RunData, rec: ProgramRecord, rank: int | None, shown: set
     if rec.negative:
         body.append(_fold(f"Negative-prompt items in force ({len(rec.negative)})",
                           "<ul>" + "".join(f"<li>{clip(x)}</li>" for x in rec.negative) + "</ul>"))
+    system = run.system_prompt(rec)
+    if system is not None:
+        body.append(_fold("System prompt", _pre(system)))
     if c.prompt is not None:
         body.append(_fold("Prompt", _pre(c.prompt)))
     if c.response is not None:
