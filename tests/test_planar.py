@@ -372,3 +372,64 @@ def test_p04_128_low_temperature_independent_of_elimination_order():
     b = log_abs_pfaffian(A, unit_ptr, coords, extended=True, u=0.5, leaf_nodes=24)
     assert close(pre + a, pre + b, 1e-14)
     assert close(planar_log_z(m), pre + a, 1e-15)
+
+
+# -- the cold regime: a running error bound decides, never a wrong or infinite value ---------
+
+def test_running_error_bound_covers_the_actual_error():
+    """On random sparse skew matrices whose entries span many orders of magnitude, the bound of
+    the bounded elimination is at least the actual error against a dense slogdet."""
+    from scipy.sparse import coo_array
+
+    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+
+    rng = np.random.default_rng(9)
+    for trial in range(20):
+        N = int(rng.integers(4, 30)) * 2
+        mask = np.triu(rng.random((N, N)) < 0.2, 1)
+        i, j = np.nonzero(mask)
+        v = rng.normal(size=len(i)) * 10.0 ** rng.integers(-8, 1, len(i))
+        A = coo_array((np.concatenate([v, -v]), (np.concatenate([i, j]), np.concatenate([j, i]))), shape=(N, N))
+        sign, logdet = np.linalg.slogdet(A.toarray())
+        if sign == 0:
+            continue
+        for extended in (False, True):
+            value, bound = log_abs_pfaffian_bounded(A, extended=extended)
+            assert value == log_abs_pfaffian(A, extended=extended)
+            assert abs(value - 0.5 * logdet) <= bound + 1e-12 * abs(logdet), (trial, extended)
+
+
+def test_cold_grid_is_refused_where_the_arithmetic_cannot_resolve_it():
+    """12 x 12 +-J at beta = 40: the unguarded elimination loses ground states (off by -ln 0.7
+    against variable elimination in log space); the bound refuses it, and beta = 200 (matrix
+    numerically singular before) raises instead of returning -inf."""
+    from evaluators.oracles.elimination import elimination_log_z
+    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+
+    m, _, _ = p04_model(12, 0, 40.0)
+    ref = elimination_log_z(m, 22)
+    emb, K, shift, _ = _setup(m, "low_t")
+    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, extended=True)
+    assert abs(unguarded - ref) > 0.3
+    for beta in (40.0, 200.0):
+        with pytest.raises(TooLarge):
+            planar_log_z(m.with_beta(beta))
+    warm = p04_model(16, 2, 40.0)[0]            # here the bound is small and the value right
+    assert close(planar_log_z(warm), elimination_log_z(warm, 22))
+
+
+def test_log_space_elimination_matches_ground_state_and_degeneracy_at_beta_1000():
+    """The reference the cold planar checks use: once excitations are below 1e-300 of the ground
+    state, log Z = -beta E0 + log(degeneracy), here counted by enumerating a 4 x 5 +-J grid."""
+    from evaluators.oracles.elimination import elimination_log_z
+
+    rng = np.random.default_rng(10)
+    m = grid_model(rng.choice([-1.0, 1.0], (4, 4)), rng.choice([-1.0, 1.0], (3, 5)), 1000.0)
+    idx = np.arange(2 ** 20)[:, None]
+    energies = m.energy(1.0 - 2.0 * ((idx >> np.arange(20)) & 1))
+    e0 = energies.min()
+    degeneracy = int(np.sum(np.isclose(energies, e0)))
+    assert close(elimination_log_z(m), -1000.0 * e0 + np.log(degeneracy), 1e-14)

@@ -111,9 +111,10 @@ def test_structure_analysis_picks_oracles_and_classes(diamond):
 
     p = diamond.probe_params(301, 0, 0)
     big = diamond.to_model(p, 301)
-    assert oracle_for(big) == "transfer_matrix"
+    assert oracle_for(big) == "elimination"                         # width 2: variable elimination
     reference = runpy.run_path(str(CANDIDATE_PY))["log_Z"](p, 301)   # decoration-iteration, in-process
     assert exact_log_z(big).log_z == pytest.approx(reference, rel=1e-11)
+    assert exact_log_z(big, "transfer_matrix").log_z == pytest.approx(reference, rel=1e-11)
 
 
 def test_reader_agrees_with_to_model_and_feeds_the_structural_proposer(diamond):

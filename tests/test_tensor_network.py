@@ -9,7 +9,14 @@ import pytest
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.brute import brute_log_z
 from evaluators.oracles.naive import naive_log_z
-from evaluators.oracles.tensor_network import contraction_width, tensor_network_applies, tensor_network_log_z
+from evaluators.oracles.tensor_network import (
+    contraction_cost,
+    contraction_width,
+    hyper_optimizer,
+    tensor_network_applies,
+    tensor_network_log_z,
+)
+from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 from tasks.registry import get_task
 
@@ -99,17 +106,46 @@ def test_against_brute_force_at_n26():
         assert close(tensor_network_log_z(model), brute_log_z(model)), n
 
 
-def test_width_limit_and_reported_width():
+def test_width_limit_slices_within_the_memory_budget_and_flop_limit():
     rng = np.random.default_rng(15)
     chain = get_task("P01").to_model({"beta": 1.0, "J": 0.5}, 40)
     assert contraction_width(chain) <= 2.0
-    model = regular_glass(rng, 40)
+    model = regular_glass(rng, 40, fields=True)
     width = contraction_width(model, optimize="greedy")
     assert 3.0 <= width <= 12.0
-    assert contraction_width(model) <= width  # "auto" starts from greedy and keeps the narrower path
+    assert contraction_width(model) <= width  # "auto" starts from greedy and keeps the cheaper path
+    assert contraction_width(model, optimize="greedy", max_width=width - 3) <= width - 3
+    ref = transfer_matrix_log_z(model)
+    assert close(tensor_network_log_z(model, max_width=width - 3, optimize="greedy"), ref)
     with pytest.raises(TooLarge):
-        tensor_network_log_z(model, max_width=width - 1, optimize="greedy")
-    assert close(tensor_network_log_z(model, max_width=width, optimize="greedy"), tensor_network_log_z(model))
+        tensor_network_log_z(model, max_flops=100.0)
+
+
+@pytest.mark.parametrize("fields", [False, True])
+def test_sliced_hyper_optimised_paths_against_the_transfer_matrix(fields):
+    """Slicing (a budget of 2^6 entries per intermediate) and the KaHyPar search (zero field: one
+    spin fixed by the global flip) against the site-by-site transfer matrix, cold to hot."""
+    rng = np.random.default_rng(16 + fields)
+    base = regular_glass(rng, 48, gaussian=True, fields=fields)
+    for beta in (0.05, 1.0, 4.0, 30.0):
+        model = base.with_beta(beta)
+        ref = transfer_matrix_log_z(model)
+        sliced = tensor_network_log_z(model, max_width=6, optimize="greedy")
+        searched = tensor_network_log_z(model, max_width=8, optimize=hyper_optimizer(8, max_trials=4))
+        assert close(sliced, ref) and close(searched, ref), (beta, sliced - ref, searched - ref)
+    assert contraction_width(base, optimize="greedy", max_width=6) <= 6
+
+
+def test_zero_field_fixes_one_spin_and_fields_do_not():
+    """The global-flip shortcut halves the work only when every term is even in the spins."""
+    rng = np.random.default_rng(17)
+    even = regular_glass(rng, 16)
+    odd = IsingModel(n=16, terms=even.terms + ((0, 1, 2),), weights=np.append(even.weights, 0.7), beta=1.0)
+    for model in (even, odd):
+        assert close(tensor_network_log_z(model), naive_log_z(model))
+    assert contraction_cost(even, optimize="greedy") < contraction_cost(
+        IsingModel(n=16, terms=even.terms + ((3,),), weights=np.append(even.weights, 1e-3), beta=1.0),
+        optimize="greedy")
 
 
 def test_not_applicable_for_huge_terms():

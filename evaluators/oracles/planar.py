@@ -26,6 +26,16 @@ error <= 1e-11 in ln Z up to beta |J| = 4, 256 x 16 strips included) and in doub
 arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 4x
 slower). "auto" is "low_t" with that choice of arithmetic.
 
+Colder, fixed precision runs out: with equal |J| (+-J) terms exp(-4 beta |J|) fall below the
+double-double unit roundoff and are absorbed into O(1) entries whose leading orders then cancel,
+so ground states go missing (12 x 12 +-J, beta = 40: -ln 0.7 in ln Z, double and double-double
+alike), and from beta |J| ~ 180 products of two weights leave the float64 exponent range (the
+matrix turns singular). Above COLD_GUARD_ABOVE (12; 40 for mostly distinct couplings) the
+elimination therefore carries a running error bound on every entry
+(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and the result is refused
+(TooLarge, so the registry hands over) unless the bound is below 1e-9. The bound is rigorous to
+first order but pessimistic, so some right values are refused too.
+
 Embedding: ``model.embedding()`` (explicit positions, or an open lattice) when its angular
 rotation system passes Euler's formula, else networkx's planarity test (with a Chrobak-Payne
 straight-line drawing when "high_t" needs coordinates). Non-planar graphs, fields, k >= 3-spin
@@ -41,7 +51,7 @@ from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.kac_ward import kac_ward_matrix
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
-from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 from tasks.model import IsingModel
 
 METHODS = ("auto", "high_t", "low_t")
@@ -50,6 +60,16 @@ PRECISIONS = ("auto", "double", "double-double")
 DOUBLE_DOUBLE_ABOVE = 3.0
 #: beyond this beta * max|J| the weights exp(-2 beta |J|) underflow float64
 MAX_BETA_J = 350.0
+#: above this beta * max|J| double-double can lose the ground-state count itself (measured: a
+#: 12 x 12 +-J grid at beta = 40 comes out 0.357 = -ln 0.7 low in log Z, in float64 and in
+#: double-double alike: terms exp(-4 beta |J|) < 1e-32 are absorbed into O(1) entries whose
+#: leading orders then cancel); there the elimination runs with a running error bound and the
+#: result is refused unless the bound is below COLD_TOLERANCE. Exact cancellation needs equal
+#: |J| (+-J, ferro); with couplings that are mostly distinct the guard starts higher
+#: (double-double measured right to 1e-12 on Gaussian 16 x 16 at beta = 8, beta max|J| ~ 28)
+COLD_GUARD_ABOVE = 12.0
+COLD_GUARD_DISTINCT_ABOVE = 40.0
+COLD_TOLERANCE = 1e-9
 
 
 def _structure_reason(model: IsingModel) -> str | None:
@@ -119,7 +139,25 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
                        f"exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
     extended = uses_double_double(model, precision)
-    return shift + pre + log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
+    if _needs_cold_guard(K):
+        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
+        if not bound <= COLD_TOLERANCE:
+            raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the Pfaffian elimination's error bound is "
+                           f"{bound:.2g} in log Z (> {COLD_TOLERANCE:g}); this arithmetic cannot resolve the "
+                           "low-temperature sum here")
+    else:
+        value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
+    if not np.isfinite(value):
+        raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
+    return shift + pre + value
+
+
+def _needs_cold_guard(K: np.ndarray) -> bool:
+    if not len(K):
+        return False
+    top = float(np.abs(K).max())
+    degenerate = len(np.unique(np.abs(K))) < len(K) / 2
+    return top > (COLD_GUARD_ABOVE if degenerate else COLD_GUARD_DISTINCT_ABOVE)
 
 
 def planar_dense_baseline_log_z(model: IsingModel, method: str = "auto") -> float:

@@ -40,6 +40,9 @@ from evaluators.oracles.double_double import dd_add, dd_axpy2, dd_div
 from evaluators.oracles.nested_dissection import grouped_dissection
 
 PIVOT_THRESHOLD = 0.01
+UNIT_ROUNDOFF = 2.0 ** -53
+UNIT_ROUNDOFF_DD = 2.0 ** -102  # double-double, with a margin for its non-IEEE rounding
+UNDERFLOW = 2.0 ** -1020  # absolute error of a result below the normal range
 LEAF_NODES = 48
 
 
@@ -65,7 +68,7 @@ def _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart):
 
 
 @njit(cache=True)
-def _swap(H, L, ext, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
+def _swap(H, L, ext, B, track, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
     """Exchange positions x and y (rows, columns and bookkeeping)."""
     if x == y:
         return
@@ -79,6 +82,11 @@ def _swap(H, L, ext, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
             L[x, j], L[y, j] = L[y, j], L[x, j]
         for i in range(f):
             L[i, x], L[i, y] = L[i, y], L[i, x]
+    if track:
+        for j in range(f):
+            B[x, j], B[y, j] = B[y, j], B[x, j]
+        for i in range(f):
+            B[i, x], B[i, y] = B[i, y], B[i, x]
     isfs[x], isfs[y] = isfs[y], isfs[x]
     loc[x], loc[y] = loc[y], loc[x]
     rowmax[x], rowmax[y] = rowmax[y], rowmax[x]
@@ -97,11 +105,14 @@ def _swap(H, L, ext, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
 
 
 @njit(cache=True)
-def _eliminate(H, L, ext, k, u):
+def _eliminate(H, L, ext, B, track, k, u):
     """Eliminate 2 x 2 pivots among the first k (fully summed) positions of the dense skew front
-    hi + lo = H + L in place (L only if ext), moving eliminated pairs to the end. Returns
-    (ln |pivots| as a pair sum + compensation, na, loc): M[:na, :na] is what remains and loc[:na]
-    its original positions."""
+    hi + lo = H + L in place (L only if ext), moving eliminated pairs to the end. With track,
+    B holds a running bound on each entry's absolute error (updated alongside). Returns
+    (ln |pivots| summed, na, loc, bound on the error of that sum): M[:na, :na] is what remains
+    and loc[:na] its original positions."""
+    eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
+    err = 0.0
     f = H.shape[0]
     isfs = np.zeros(f, np.bool_)
     isfs[:k] = True
@@ -116,6 +127,7 @@ def _eliminate(H, L, ext, k, u):
     s = 0.0
     c = 0.0
     nzj = np.empty(f, np.int64)
+    nzb = np.empty(f, np.int64)
     touched = np.zeros(f, np.bool_)
     while True:
         best = 0.0
@@ -130,14 +142,16 @@ def _eliminate(H, L, ext, k, u):
                     bq = cpart[i]
         if bp < 0:
             break
-        _swap(H, L, ext, bp, na - 1, isfs, loc, rowmax, rmcol, cval, cpart, na)
+        _swap(H, L, ext, B, track, bp, na - 1, isfs, loc, rowmax, rmcol, cval, cpart, na)
         if bq == na - 1:
             bq = bp
-        _swap(H, L, ext, bq, na - 2, isfs, loc, rowmax, rmcol, cval, cpart, na)
+        _swap(H, L, ext, B, track, bq, na - 2, isfs, loc, rowmax, rmcol, cval, cpart, na)
         p = na - 1
         q = na - 2
         ph = H[p, q]
         pl = L[p, q] if ext else 0.0
+        if track:  # first order: d ln|pivot| = d pivot / pivot, plus the rounding of the log
+            err += B[p, q] / abs(ph) + 4.0 * eps
         y = math.log(abs(ph)) + math.log1p(pl / ph) - c  # Kahan-compensated sum of ln|pivot|
         tt = s + y
         c = (tt - s) - y
@@ -150,8 +164,17 @@ def _eliminate(H, L, ext, k, u):
                 nz += 1
                 touched[j] = True
         dense = nz == na
+        nb = 0
+        if track:  # columns whose bound moves: a nonzero value or a nonzero bound in row p or q
+            for j in range(na):
+                if H[p, j] != 0.0 or H[q, j] != 0.0 or B[p, j] != 0.0 or B[q, j] != 0.0:
+                    nzb[nb] = j
+                    nb += 1
         # S_ij += (S_qi S_pj - S_pi S_qj) / S_pq, rows only (skew symmetry)
         for i in range(na):
+            if track and (H[q, i] != 0.0 or H[p, i] != 0.0 or B[q, i] != 0.0 or B[p, i] != 0.0):
+                _bound_update(H, B, i, p, q, ph, nzb, nb, eps)
+                B[i, i] = 0.0
             if H[q, i] == 0.0 and H[p, i] == 0.0:
                 if isfs[i] and (cpart[i] >= na or rmcol[i] >= na):
                     _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart)
@@ -190,7 +213,28 @@ def _eliminate(H, L, ext, k, u):
                         cval[i], cpart[i] = v, j
         for t in range(nz):
             touched[nzj[t]] = False
-    return s, na, loc
+    return s, na, loc, err
+
+
+@njit(cache=True)
+def _bound_update(H, B, i, p, q, ph, nzj, nz, eps):
+    """Running error analysis of S_ij += a S_pj - b S_qj, a = S_qi / S_pq, b = S_pi / S_pq
+    (before H is updated): the propagated errors of every operand plus the rounding of each
+    operation, eps relative and UNDERFLOW absolute (a product below the normal range)."""
+    piv = abs(ph)
+    dp = B[p, q]
+    a = H[q, i] / ph
+    b = H[p, i] / ph
+    da = (B[q, i] + abs(a) * dp) / piv + 2.0 * eps * abs(a) + UNDERFLOW
+    db = (B[p, i] + abs(b) * dp) / piv + 2.0 * eps * abs(b) + UNDERFLOW
+    aa = abs(a)
+    ab = abs(b)
+    for t in range(nz):
+        j = nzj[t]
+        x = abs(H[p, j])
+        y = abs(H[q, j])
+        B[i, j] += (aa * B[p, j] + ab * B[q, j] + x * da + y * db
+                    + 3.0 * eps * (abs(H[i, j]) + aa * x + ab * y) + UNDERFLOW)
 
 
 @njit(cache=True)
@@ -203,11 +247,14 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, front_stats):
-    """ln |Pf A| for the skew matrix A in CSR rows (nbr, val), eliminated along the postordered
-    dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic. Fills
-    front_stats[t] = (front size, fully summed, left over) when it has a row per tree node.
-    -inf when A is singular."""
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats):
+    """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
+    postordered dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic;
+    track: a running error analysis gives the bound (else 0; the entries of A count as exact
+    to their unit roundoff). Fills front_stats[t] = (front size, fully summed, left over) when
+    it has a row per tree node. -inf when A is singular (numerically: no acceptable pivot)."""
+    eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
+    err = 0.0
     N = perm.shape[0]
     T = own_lo.shape[0]
     owner = np.empty(N, np.int64)
@@ -218,6 +265,7 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
     # stack of contribution blocks: node ids (the nd delayed ones first) and dense hi / lo values
     s_hi = np.empty(1 << 16)
     s_lo = np.empty(1 << 16 if ext else 0)
+    s_bd = np.empty(1 << 16 if track else 0)
     s_idx = np.empty(1 << 12, np.int64)
     b_v = np.empty(T + 1, np.int64)
     b_i = np.empty(T + 1, np.int64)
@@ -257,15 +305,21 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
                     f += 1
         H = np.zeros((f, f))
         L = np.zeros((f, f) if ext else (1, 1))
+        B = np.zeros((f, f) if track else (1, 1))
         for i in range(own_lo[t], own_hi[t]):
             pv = pos[perm[i]]
             for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
                 w = nbr[q]
                 if owner[w] == t:
                     H[pv, pos[w]] += val[q]
+                    if track:
+                        B[pv, pos[w]] += UNIT_ROUNDOFF * abs(val[q])
                 elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
                     H[pv, pos[w]] += val[q]
                     H[pos[w], pv] -= val[q]
+                    if track:
+                        B[pv, pos[w]] += UNIT_ROUNDOFF * abs(val[q])
+                        B[pos[w], pv] += UNIT_ROUNDOFF * abs(val[q])
         for c in range(first, nb):
             n = b_n[c]
             for a in range(n):
@@ -277,19 +331,24 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
                         H[pa, pb], L[pa, pb] = dd_add(H[pa, pb], L[pa, pb], s_hi[o], s_lo[o])
                     else:
                         H[pa, pb] += s_hi[o]
+                    if track:
+                        B[pa, pb] += s_bd[o] + eps * abs(H[pa, pb])
         nb = first  # children popped; their storage is reused
         vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
         itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
-        lp, n, loc = _eliminate(H, L, ext, k, u if f > k else 0.0)
+        lp, n, loc, e = _eliminate(H, L, ext, B, track, k, u if f > k else 0.0)
+        err += e
         y = lp - comp
         tt = total + y
         comp = (tt - total) - y
         total = tt
         if n > 0 and t == T - 1:
-            return -np.inf  # the root could not eliminate everything: A is singular
+            return -np.inf, np.inf  # the root could not eliminate everything: A is singular
         s_hi = _grow(s_hi, vtop + n * n)
         if ext:
             s_lo = _grow(s_lo, vtop + n * n)
+        if track:
+            s_bd = _grow(s_bd, vtop + n * n)
         s_idx = _grow(s_idx, itop + n)
         order = np.argsort(loc[:n] >= k, kind="mergesort")  # delayed (fully summed) first
         nd = 0
@@ -299,6 +358,8 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
             s_idx[itop + a] = idx[loc[pa]]
             for b in range(n):
                 s_hi[vtop + a * n + b] = H[pa, order[b]]
+                if track:
+                    s_bd[vtop + a * n + b] = B[pa, order[b]]
                 if ext:
                     s_lo[vtop + a * n + b] = L[pa, order[b]]
         b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
@@ -307,7 +368,7 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
         nb += 1
         for a in range(f):
             pos[idx[a]] = -1
-    return total
+    return total, err
 
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
@@ -321,19 +382,36 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     digits). front_stats: a list that receives an array of (front size, fully summed nodes,
     delayed nodes) per front. Returns -inf when A is singular.
     """
+    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats)[0]
+
+
+def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
+                             extended: bool = False, u: float = PIVOT_THRESHOLD,
+                             leaf_nodes: int = LEAF_NODES) -> tuple[float, float]:
+    """(ln |Pf A|, a bound on its absolute error) by the same elimination with a running error
+    analysis (Wilkinson): every entry carries a bound on its error, propagated through each
+    update with the rounding of each operation (unit roundoff 2^-53, or 2^-102 in double-double)
+    and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
+    sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
+    (-inf, inf) when A is (numerically) singular."""
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None)
+    return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
+
+
+def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats):
     N = A.shape[0]
     if N == 0:
-        return 0.0
+        return 0.0, 0.0
     if N % 2 == 1:
-        return -np.inf
+        return -np.inf, np.inf
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
     perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes)
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
-    value = float(multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                                      csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                      float(u), bool(extended), stats))
+    value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                                       csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
+                                       float(u), bool(extended), bool(track), stats)
     if front_stats is not None:
         front_stats.append(stats)
-    return value
+    return float(value), float(bound)

@@ -1,4 +1,4 @@
-"""Exact log Z of a sparse model by tensor-network contraction (cotengra path, numpy arrays).
+"""Exact log Z of a sparse model by tensor-network contraction (cotengra paths, numpy arrays).
 
 Conventions as in :mod:`tasks.model`: H(s) = -(constant + sum_k w_k prod s_i), couplings in
 energy units, log Z natural, at ``model.beta``.
@@ -9,16 +9,21 @@ exp(beta (h s - |h|)), a k-spin term the 2^k tensor exp(beta (w prod s - |w|)) (
 value 0 means s = +1, 1 means s = -1. The subtracted beta |w| go back into log Z, so every entry
 is in (0, 1] and nothing overflows at any beta; ``strip_exponent=True`` keeps the intermediates
 in range. All entries are positive, so there is no cancellation. Spins in no term contribute
-log 2 each. Rank-one blocks are expanded into their all-to-all couplings (``model.couplings``),
-whose width is about n, so they are only practical for small n.
+log 2 each. When every term has an even number of spins (no fields), Z is even under the global
+flip, so one spin is fixed to +1 and log 2 added: half the work. Rank-one blocks are expanded
+into their all-to-all couplings (``model.couplings``), whose width is about n, so they are only
+practical for small n.
 
-The cost is 2^width for the largest intermediate tensor; ``contraction_width`` reports it
-(log2 of its size) and ``tensor_network_log_z`` raises TooLarge beyond ``max_width``. Paths:
-cotengra's greedy path is milliseconds and good enough for random 3-regular graphs to about
-n = 100-120; from n of about 120 (or when greedy is wider than 20) a HyperOptimizer search runs,
-bounded by the cost of the path it finds (kahypar partitions when that package is installed).
-Measured on 2 cores, P06 at beta = 1, no kahypar: n = 100 in 0.1 s (width 14-17), n = 150 in
-0.5-2 s (21-22), n = 170-190 in 5-55 s (24-28), n = 200 mostly width 29-30 > 28 (TooLarge).
+Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
+when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
+(KaHyPar hypergraph partitions when ``kahypar`` is installed, else cotengra's own) runs until
+it has spent about as long as its best path would take to contract (``SEARCH_RATE``), scoring
+paths by flops plus memory writes ("combo"). Slicing keeps the largest intermediate within the
+memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed
+outside, at the price of some repeated work. A path whose cost exceeds ``MAX_FLOPS`` raises
+TooLarge. (A bit-permutation executor of our own for these 2 x ... x 2 tensors was tried and
+measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it.)
+Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
 """
 
 from __future__ import annotations
@@ -34,11 +39,14 @@ import numpy as np
 from evaluators.oracles.base import NotApplicable, TooLarge
 from tasks.model import IsingModel
 
-DEFAULT_MAX_WIDTH = 28  # 2^28 float64 = 2 GiB per intermediate: about the limit here
+DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
+MAX_FLOPS = 3e11  # about two minutes at the 2-3 GFlop/s these contractions reach here: beyond, TooLarge
+GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
+SEARCH_RATE = 2e9  # search until the time spent exceeds (best path's flops) / SEARCH_RATE seconds
+MAX_SEARCH_TRIALS = 512
+HOPELESS_GAP = 14  # greedy wider than the budget by more than this: searches gain about 10 (P06 n = 250: 36 -> 26)
 MAX_TERM_ORDER = 12  # a k-spin term becomes a 2^k tensor
 MAX_BETA_W = 350.0  # exp(-2 * 350) ~ 1e-304: the smallest tensor entry must stay a normal float64
-HYPER_FROM_N = 120  # below this the greedy path is as good and costs milliseconds
-HOPELESS_GAP = 8  # greedy wider than max_width by more than this: no search can bring it in
 _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
 
@@ -106,36 +114,73 @@ def _build(model: IsingModel) -> _Network:
         raise NotApplicable(f"beta * |w| = {strongest:.0f} > {MAX_BETA_W}: tensor entries would underflow float64")
     used = {ix for inp in inputs for ix in inp}
     offset += (model.n - len(used)) * math.log(2.0)
+    if inputs and all(len(inp) % 2 == 0 for inp in inputs):
+        inputs, arrays = _fix_one_spin(inputs, arrays)
+        offset += math.log(2.0)
     return _Network(inputs, arrays, offset)
 
 
+def _fix_one_spin(inputs, arrays):
+    """Every term even in the spins: Z is invariant under flipping all of them, so Z = 2 Z(s = +1)
+    for any one spin (taken where it removes most: the spin in most tensors)."""
+    count: dict[str, int] = {}
+    for inp in inputs:
+        for ix in inp:
+            count[ix] = count.get(ix, 0) + 1
+    fixed = max(count, key=count.get)
+    new_inputs, new_arrays = [], []
+    for inp, arr in zip(inputs, arrays):
+        if fixed in inp:
+            axis = inp.index(fixed)
+            arr = np.take(arr, 0, axis=axis)
+            inp = inp[:axis] + inp[axis + 1:]
+        new_inputs.append(inp)
+        new_arrays.append(arr)
+    return new_inputs, new_arrays
+
+
 def _path_search_methods() -> tuple[str, ...]:
-    """kahypar partitions give about 2 fewer width at n = 200 when installed; else cotengra's own."""
+    """KaHyPar partitions give far cheaper paths on expanders (random regular graphs): measured at
+    P06 n = 200, 8 s of search, the agglomerative driver ran 37-59 trials and found 2-4e9 flops,
+    the recursive one 5-8 trials and 3e9-2.5e10. Without the package, cotengra's greedy and
+    label-propagation drivers."""
     try:
         import kahypar  # noqa: F401
     except ImportError:
         return ("random-greedy", "labels")
-    return ("kahypar", "random-greedy")
+    return ("kahypar-agglom",)
 
 
-def _hyper_optimizer() -> ctg.HyperOptimizer:
-    """A path search that stops once it has run a quarter of the time its best path would take to
-    contract (at about 1e9 flops/s), or after 128 trials: cheap where the contraction is cheap."""
+def hyper_optimizer(max_width: float, rate: float = SEARCH_RATE, max_trials: int = MAX_SEARCH_TRIALS,
+                    methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
+    """A path search scored by flops + 64 x memory writes ("combo"), with slicing to 2^max_width
+    floats, that stops once it has run (best flops) / rate seconds or ``max_trials`` trials:
+    cheap where the contraction is cheap. (Subtree reconfiguration of every trial cost 1-2 s
+    per trial at n = 200-250 and found worse paths in the same time.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ctg.HyperOptimizer(methods=_path_search_methods(), max_repeats=128, max_time="rate:4e9",
-                                  minimize="combo", optlib="sses", parallel=False, progbar=False,
-                                  reconf_opts={"subtree_size": 4, "maxiter": "auto", "maxiter_auto_cap": 128})
+        return ctg.HyperOptimizer(methods=list(methods or _path_search_methods()), max_repeats=max_trials,
+                                  max_time=f"rate:{rate:g}", minimize="combo", parallel=False, progbar=False,
+                                  slicing_opts={"target_size": 2 ** int(max_width)})
 
 
-_TREE_CACHE: OrderedDict = OrderedDict()  # (network structure, optimize) -> tree; beta-independent
+_TREE_CACHE: OrderedDict = OrderedDict()  # (network structure, optimize, max_width) -> tree; beta-independent
 _TREE_CACHE_SIZE = 16
 
 
-def _tree(net: _Network, n: int, optimize, max_width: float):
-    """A contraction tree; with optimize="auto", greedy first and a search when it matters.
-    Trees for string ``optimize`` are cached by network structure, so a model at another beta
-    (or ``contraction_width`` followed by ``tensor_network_log_z``) reuses the path."""
+def _within_budget(tree, max_width: float):
+    """The tree sliced (sliced indices summed outside the contraction) until its largest
+    intermediate has at most 2^max_width entries; unchanged when it already fits."""
+    if tree.contraction_width() <= max_width:
+        return tree
+    return tree.slice(target_size=2 ** int(max_width))
+
+
+def _tree(net: _Network, optimize, max_width: float):
+    """A contraction tree within the memory budget; with optimize="auto", greedy first and a
+    search when greedy would be slow. Trees for string ``optimize`` are cached by network
+    structure, so a model at another beta (or ``contraction_width`` followed by
+    ``tensor_network_log_z``) reuses the path."""
     if not net.inputs:
         return None
     shapes = [a.shape for a in net.arrays]
@@ -147,17 +192,19 @@ def _tree(net: _Network, n: int, optimize, max_width: float):
     def tree_for(opt):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize=opt)
+            tree = ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize=opt)
+        if tree.contraction_width() > max_width + HOPELESS_GAP:
+            raise TooLarge(f"contraction width {tree.contraction_width():.0f} on the {opt} path: beyond what "
+                           f"slicing to 2^{max_width} or a path search can bring within reach")
+        return _within_budget(tree, max_width)
 
     if optimize != "auto":
         tree = tree_for(optimize)
     else:
         tree = tree_for("greedy")
-        width = tree.contraction_width()
-        worth_it = width <= max_width + HOPELESS_GAP  # searches gain 2-6 over greedy, not more
-        if worth_it and (n >= HYPER_FROM_N or width > min(max_width, 20)):
-            searched = tree_for(_hyper_optimizer())
-            if searched.contraction_width() < tree.contraction_width():
+        if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
+            searched = tree_for(hyper_optimizer(max_width))
+            if searched.contraction_cost() < tree.contraction_cost():
                 tree = searched
     if key is not None:
         _TREE_CACHE[key] = tree
@@ -167,28 +214,45 @@ def _tree(net: _Network, n: int, optimize, max_width: float):
 
 
 def contraction_width(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH) -> float:
-    """log2 of the largest intermediate tensor on the path ``optimize`` finds (0 for no tensors)."""
+    """log2 of the largest intermediate tensor on the path ``optimize`` finds, after slicing to
+    the memory budget 2^max_width (0 for no tensors)."""
     net = _build(model)
-    tree = _tree(net, model.n, optimize, max_width)
+    tree = _tree(net, optimize, max_width)
     return 0.0 if tree is None else float(tree.contraction_width())
 
 
-def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH, optimize="auto") -> float:
+def contraction_cost(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH) -> float:
+    """Scalar operations of the contraction (all slices) on the path ``optimize`` finds."""
+    net = _build(model)
+    tree = _tree(net, optimize, max_width)
+    return 0.0 if tree is None else float(tree.contraction_cost())
+
+
+def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH, optimize="auto",
+                         max_flops: float = MAX_FLOPS) -> float:
     """Natural log Z at model.beta by contracting the network.
 
-    optimize: "auto" (greedy below n = HYPER_FROM_N and when greedy is narrow enough, else a
-    HyperOptimizer search), or anything cotengra accepts ("greedy", an optimizer object, ...).
-    Raises TooLarge when the path's width exceeds ``max_width`` (log2 of the largest tensor).
+    optimize: "auto" (greedy, and a hyper-optimised search when greedy would cost more than
+    GREEDY_ENOUGH_FLOPS), or anything cotengra accepts ("greedy", an optimizer object, ...).
+    max_width: memory budget, log2 of the largest intermediate (paths are sliced to fit).
+    Raises TooLarge when the path costs more than ``max_flops`` scalar operations.
     """
     net = _build(model)
-    tree = _tree(net, model.n, optimize, max_width)
+    tree = _tree(net, optimize, max_width)
     if tree is None:
         return net.log_offset
-    width = float(tree.contraction_width())
-    if width > max_width:
-        raise TooLarge(f"contraction width {width:.1f} exceeds max_width {max_width} (2^width floats per tensor)")
-    mantissa, exponent10 = tree.contract(net.arrays, strip_exponent=True)
+    cost = float(tree.contraction_cost())
+    if cost > max_flops:
+        raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
+                       f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
+    return net.log_offset + contract_log(tree, net.arrays)
+
+
+def contract_log(tree, arrays: list[np.ndarray]) -> float:
+    """Natural log of the full contraction of ``arrays`` along ``tree`` (slices summed by cotengra
+    with their exponents stripped, so nothing overflows)."""
+    mantissa, exponent10 = tree.contract(arrays, strip_exponent=True)
     mantissa = float(np.asarray(mantissa))
-    if not mantissa > 0.0:
-        raise ArithmeticError(f"contraction gave a non-positive mantissa {mantissa}")
-    return net.log_offset + math.log(mantissa) + float(exponent10) * math.log(10.0)
+    if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(float(exponent10))):
+        raise ArithmeticError(f"contraction gave mantissa {mantissa} and exponent {exponent10}")
+    return math.log(mantissa) + float(exponent10) * math.log(10.0)

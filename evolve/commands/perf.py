@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from evaluators.oracles.brute_perf import measure_brute
+from evaluators.oracles.oracle_bench import BENCHES
 from evaluators.oracles.oracle_perf import format_rows, measure_oracles
 from evaluators.sandbox.perf import measure_overhead
 
@@ -15,7 +16,9 @@ from evaluators.sandbox.perf import measure_overhead
 def register(sub) -> None:
     p = sub.add_parser("perf", help="measure performance against baselines",
                        description="Measure one component and print the figures with the baseline they replace.")
-    p.add_argument("what", choices=["sandbox", "brute", "oracles"], help="sandbox: per-evaluation "
+    p.add_argument("what", choices=["sandbox", "brute", "oracles", "tn", "planar", "treewidth"],
+                   help="tn / planar / treewidth: an oracle's new path against its old one (evaluators/oracles/"
+                   "oracle_bench.py); sandbox: per-evaluation "
                    "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
                    "oracles: each task's exact method at several sizes against the baseline it replaces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -24,6 +27,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    if args.what in BENCHES:
+        measure, fmt = BENCHES[args.what]
+        rows = measure()
+        print(json.dumps(rows) if args.json else fmt(rows))
+        return 0
     if args.what == "sandbox":
         r = measure_overhead(repeats=args.repeats)
         if args.json:

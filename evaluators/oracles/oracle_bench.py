@@ -1,0 +1,173 @@
+"""`evolve perf tn | planar | treewidth`: each new oracle path against the baseline it replaces,
+measured in the same process (seconds, ratios, and the difference in log Z between the two).
+
+- tn: P06 (random 3-regular +-1 glass, beta = 1): the greedy path (Rust and Python path
+  finders) against the hyper-optimised sliced path.
+- planar: P04 (+-J grid): float64 against double-double elimination, and the cost and size of
+  the running error bound.
+- treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
+  tensor network and the transfer matrix.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from evaluators.oracles.base import NotApplicable, TooLarge
+from tasks.model import IsingModel
+from tasks.registry import get_task
+
+BASELINE_MAX_FLOPS = 3e10  # contract a baseline path only when it is predicted to take under a minute
+
+
+def _timed(fn, *args, **kw):
+    start = time.perf_counter()
+    value = fn(*args, **kw)
+    return value, time.perf_counter() - start
+
+
+def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0) -> list[dict]:
+    """One row per n: greedy vs hyper-optimised path (search s, flops, contraction s, total s)."""
+    import cotengra as ctg
+    from cotengra.pathfinders.path_basic import GreedyOptimizer
+
+    from evaluators.oracles import tensor_network as tn
+
+    task = get_task("P06")
+    tn.tensor_network_log_z(task.to_model(task.probe_params(20, 0, 0), 20).with_beta(1.0))  # JIT warm-up
+    rows = []
+    for n in sizes:
+        model = task.to_model(task.probe_params(n, seed, 0), n).with_beta(1.0)
+        net = tn._build(model)
+        shapes = [a.shape for a in net.arrays]
+        row = {"n": n}
+        for name, opt in (("greedy_python", GreedyOptimizer(accel=False)), ("greedy", "greedy")):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree, secs = _timed(ctg.array_contract_tree, net.inputs, output=(), shapes=shapes, optimize=opt)
+            row[f"{name}_path_s"] = secs
+        row["greedy_flops"] = float(tree.contraction_cost())
+        row["greedy_width"] = float(tree.contraction_width())
+        tn._TREE_CACHE.clear()
+        hyper, row["auto_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
+        row.update(auto_flops=float(hyper.contraction_cost()), auto_width=float(hyper.contraction_width()),
+                   auto_slices=int(hyper.nslices))
+        value, row["auto_contract_s"] = _timed(tn.contract_log, hyper, net.arrays)
+        row["auto_total_s"] = row["auto_path_s"] + row["auto_contract_s"]
+        row["log_z"] = net.log_offset + value
+        row["greedy_contract_s"] = None
+        if tree.contraction_cost() <= BASELINE_MAX_FLOPS:
+            sliced = tn._within_budget(tree, tn.DEFAULT_MAX_WIDTH)
+            greedy_value, row["greedy_contract_s"] = _timed(tn.contract_log, sliced, net.arrays)
+            row["greedy_abs_diff"] = abs(greedy_value - value)
+        rows.append(row)
+    return rows
+
+
+def format_tn(rows: list[dict]) -> str:
+    head = (f"{'n':>4}  {'greedy path (py / rust)':>24}  {'greedy flops':>12}  {'greedy contract':>15}  "
+            f"{'hyper search':>12}  {'hyper flops':>11}  {'slices':>6}  {'contract':>8}  {'total':>7}  "
+            f"{'flops ratio':>11}")
+    lines = ["P06, random 3-regular +-1 glass, beta = 1 (one spin fixed by the global flip in every variant)",
+             head, "-" * len(head)]
+    for r in rows:
+        g = f"{r['greedy_contract_s']:.1f} s" if r["greedy_contract_s"] is not None else "not run"
+        lines.append(f"{r['n']:>4}  {r['greedy_python_path_s']:>10.3f} / {r['greedy_path_s']:.3f} s  "
+                     f"{r['greedy_flops']:>12.2e}  {g:>15}  {r['auto_path_s']:>10.1f} s  {r['auto_flops']:>11.2e}  "
+                     f"{r['auto_slices']:>6}  {r['auto_contract_s']:>6.1f} s  {r['auto_total_s']:>5.1f} s  "
+                     f"{r['greedy_flops'] / r['auto_flops']:>10.0f}x")
+    return "\n".join(lines)
+
+
+def bench_planar(cases=((64, (1.0, 3.0, 5.0, 8.0)), (256, (1.0, 3.0, 8.0))), bounded_max_L: int = 64,
+                 seed: int = 0) -> list[dict]:
+    """One row per (L, beta): float64 and double-double elimination (and, up to bounded_max_L,
+    the same with the running error bound) with their difference in log Z."""
+    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+
+    task = get_task("P04")
+    rows = []
+    for L, betas in cases:
+        base = task.to_model(task.probe_params(L * L, seed, 0), L * L)
+        for beta in betas:
+            emb, K, _, _ = _setup(base.with_beta(beta), "low_t")
+            A, _, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+            f64, t64 = _timed(log_abs_pfaffian, A, unit_ptr, coords)
+            dd, tdd = _timed(log_abs_pfaffian, A, unit_ptr, coords, extended=True)
+            row = {"L": L, "beta": beta, "float64_s": t64, "double_double_s": tdd, "ratio": tdd / t64,
+                   "abs_diff": abs(f64 - dd), "float64_bound": None, "float64_bound_s": None}
+            if L <= bounded_max_L:
+                (_, bound), row["float64_bound_s"] = _timed(log_abs_pfaffian_bounded, A, unit_ptr, coords)
+                row["float64_bound"] = bound
+            rows.append(row)
+    return rows
+
+
+def format_planar(rows: list[dict]) -> str:
+    head = (f"{'L':>4}  {'beta':>5}  {'float64':>8}  {'double-double':>13}  {'ratio':>6}  {'|f64 - dd|':>10}  "
+            f"{'f64 + bound':>11}  {'bound':>8}")
+    lines = ["P04, +-J grid, dual Kasteleyn Pfaffian (elimination only; matrix build excluded)", head, "-" * len(head)]
+    for r in rows:
+        bs = f"{r['float64_bound_s']:.2f} s" if r["float64_bound_s"] is not None else "-"
+        b = f"{r['float64_bound']:.1e}" if r["float64_bound"] is not None else "-"
+        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {r['float64_s']:>6.2f} s  {r['double_double_s']:>11.2f} s  "
+                     f"{r['ratio']:>5.1f}x  {r['abs_diff']:>10.1e}  {bs:>11}  {b:>8}")
+    return "\n".join(lines)
+
+
+def heap_tree(n: int, beta: float, seed: int = 0) -> IsingModel:
+    """Complete binary tree (parent of i is (i - 1) // 2), Gaussian couplings and fields."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(1, n)
+    return IsingModel.from_arrays(n, beta, np.stack([i, (i - 1) // 2], 1), rng.normal(size=n - 1), rng.normal(size=n))
+
+
+def bench_treewidth(sizes=(1023, 4095, 32767), baseline_max_n: int = 4095) -> list[dict]:
+    """One row per n: variable elimination against the tensor network and the transfer matrix."""
+    from evaluators.oracles.elimination import elimination_log_z
+    from evaluators.oracles.tensor_network import tensor_network_log_z
+    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+
+    elimination_log_z(heap_tree(31, 1.0))  # JIT warm-up
+    rows = []
+    for n in sizes:
+        model = heap_tree(n, 1.0)
+        value, secs = _timed(elimination_log_z, model)
+        row = {"n": n, "elimination_s": secs, "log_z": value}
+        for name, fn in (("tensor_network", tensor_network_log_z), ("transfer_matrix", transfer_matrix_log_z)):
+            row[f"{name}_s"] = row[f"{name}_abs_diff"] = None
+            if n > baseline_max_n:
+                continue
+            try:
+                other, row[f"{name}_s"] = _timed(fn, model)
+                row[f"{name}_abs_diff"] = abs(other - value)
+            except (NotApplicable, TooLarge) as exc:
+                row[f"{name}_s"] = f"refused ({type(exc).__name__})"
+        rows.append(row)
+    return rows
+
+
+def format_treewidth(rows: list[dict]) -> str:
+    head = f"{'n':>6}  {'elimination':>11}  {'tensor network':>22}  {'transfer matrix':>22}  {'|dlogZ|':>8}"
+    lines = ["complete binary tree with fields (heap-indexed), beta = 1", head, "-" * len(head)]
+    for r in rows:
+        cells, diffs = [], []
+        for name in ("tensor_network", "transfer_matrix"):
+            s = r[f"{name}_s"]
+            if isinstance(s, float):
+                cells.append(f"{s:.3f} s ({s / r['elimination_s']:.0f}x)")
+                diffs.append(r[f"{name}_abs_diff"])
+            else:
+                cells.append(s or "not run")
+        diff = f"{max(diffs):.1e}" if diffs else "-"
+        lines.append(f"{r['n']:>6}  {r['elimination_s']:>9.3f} s  {cells[0]:>22}  {cells[1]:>22}  {diff:>8}")
+    return "\n".join(lines)
+
+
+BENCHES = {"tn": (bench_tn, format_tn), "planar": (bench_planar, format_planar),
+           "treewidth": (bench_treewidth, format_treewidth)}

@@ -1,0 +1,28 @@
+"""The oracle benchmarks run end to end at tiny sizes and their two paths agree (no timing asserted)."""
+
+from evaluators.oracles.oracle_bench import (
+    bench_planar,
+    bench_tn,
+    bench_treewidth,
+    format_planar,
+    format_tn,
+    format_treewidth,
+)
+
+
+def test_tn_bench_paths_and_executors_agree():
+    rows = bench_tn(sizes=(24,))
+    assert rows[0]["greedy_abs_diff"] < 1e-10
+    assert "P06" in format_tn(rows)
+
+
+def test_planar_bench_arithmetics_agree_when_warm():
+    rows = bench_planar(cases=((6, (0.5,)),), bounded_max_L=6)
+    assert rows[0]["abs_diff"] < 1e-12 and rows[0]["float64_bound"] is not None
+    assert "P04" in format_planar(rows)
+
+
+def test_treewidth_bench_elimination_agrees_with_the_tensor_network():
+    rows = bench_treewidth(sizes=(63,))
+    assert rows[0]["tensor_network_abs_diff"] < 1e-10
+    assert "binary tree" in format_treewidth(rows)
