@@ -4,7 +4,7 @@ STAMP   := .venv/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.venv/numba-cache
 
-.PHONY: run test perf clean bench-strategies bench-negative
+.PHONY: run test perf clean bench-strategies bench-negative bench-report report-screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -33,3 +33,11 @@ bench-strategies: $(STAMP)
 # (tests/benchmarks/negative_diversity.py); about 5 minutes
 bench-negative: $(STAMP)
 	cd tests && ../.venv/bin/python -m benchmarks.negative_diversity --seeds 0,1,2,3,4 --proposals 100 --out ../runs/negative-$$(date +%Y%m%d-%H%M%S)
+
+# the run report on a synthetic 10,000-program run: size, build time, time to open in headless Chromium
+bench-report: $(STAMP)
+	cd tests && ../.venv/bin/python -m benchmarks.report_scale --programs 10000 --out ../runs/report-scale
+
+# the README's report screenshots (a real search against the scripted model; headless Chromium)
+report-screenshots: $(STAMP)
+	cd tests && ../.venv/bin/python -m benchmarks.report_screenshot --out ../docs

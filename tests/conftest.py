@@ -39,3 +39,14 @@ def candidate_json(name: str, tmp_path: Path) -> Path:
     path = tmp_path / (Path(name).stem + ".json")
     path.write_text(json.dumps(claims))
     return path
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the session's report tests (tests/browser.py); skips, saying why,
+    where Chromium is not installed."""
+    from browser import Browser, require_chromium   # only the browser tests pay for selenium
+
+    require_chromium()
+    with Browser() as b:
+        yield b

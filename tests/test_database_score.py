@@ -8,7 +8,7 @@ from database_helpers import EXP1, POLY2, code, program, verdict
 
 from evaluators.checks.growth import Growth
 from search.candidate import Candidate
-from search.database import Program, fitness, parse_measured, score_of
+from search.database import Program, fitness, named_score, parse_measured, score_of
 from search.database.dedup import normalised_hash
 from search.database.features import FeatureSpace, behaviour_signature
 
@@ -88,3 +88,41 @@ def test_program_from_candidate_and_dict_round_trip():
     assert p.code_hash == normalised_hash(cand.code) and p.score == score_of(verdict(), cand.code)
     assert p.accepted and not p.failed and Program.from_dict(p.to_dict()) == p
     assert Program.from_candidate(Candidate.failed("x", "P01", "no JSON"), None).failed
+
+
+# -- the named view of a score -------------------------------------------------------------------------
+
+def test_named_score_reads_every_component_back_from_the_tuple():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.choice([0, 6, 14, 100, 4096, 100000, 10 ** 9]))
+        kind, rate = [("poly", f"polynomial, about n^{rng.choice([0.5, 1, 2.5])}"),
+                      ("exp", "exponential in n, about 2^(0.75 n)"), ("unknown", None),
+                      ("poly", "polynomial of unstated degree")][int(rng.integers(4))]
+        tri = [None, True, False]
+        physics, consistent, honest = (tri[int(rng.integers(3))] for _ in range(3))
+        accept = bool(rng.random() < 0.5)
+        v = verdict(accept=accept, n=n, measured=rate and rate + " (from timings)", physics=physics,
+                    consistent=consistent, honest=honest, passed=bool(rng.random() < 0.8))
+        c = code(float(rng.uniform()), "\n" * int(rng.integers(3)))
+        s = score_of(v, c)
+        named = named_score(s)
+        assert named.status == ("accepted" if accept else "rejected") and named.numerical_pass == v.numerical.passed
+        assert named.largest_n_verified == n                      # exact, from log2(1 + n)
+        assert (named.physics, named.class_consistent, named.complexity_honest) == (physics, consistent, honest)
+        assert named.growth == kind and named.code_length == -s[8] and named.fitness == fitness(s)
+        if kind == "exp":
+            expected_rate = 0.75
+        elif kind == "unknown" or "unstated" in rate:
+            expected_rate = None
+        else:
+            expected_rate = round(float(rate.split("^")[1]) * 2) / 2     # degrees quantised to 0.5
+        assert named.growth_rate == expected_rate
+        assert f"largest n verified {n};" in named.text() and named.to_dict()["largest_n_verified"] == n
+
+
+def test_named_score_of_a_failed_program_and_of_what_is_not_a_score():
+    failed = named_score(score_of(None, "x = 1"))
+    assert failed.status == "failed" and failed.text().startswith("failed (no code, no verdict")
+    assert named_score([1, 64.0]) is None and named_score(["a"] * 9) is None and named_score(None) is None
+    assert named_score([3.0] + [0.0] * 8) is None              # no such status

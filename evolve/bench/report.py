@@ -19,7 +19,8 @@ COLUMNS = [  # (row key, Markdown header, CSV header)
 PAPER_COLUMNS = 6  # TC0 .. Cost are Table 3's; the rest are ours
 
 
-def _cell(key: str, value) -> str:
+def cell_text(key: str, value) -> str:
+    """A metric as Table 3 prints it (minutes, dollars, whole percentages; dashes for undefined k*)."""
     if value is None:
         return "—" if key.startswith("k_star") else "n/a"
     if key == "time_s":
@@ -39,7 +40,7 @@ def render_table(rows: list[dict]) -> str:
     for r in rows:
         shown = r["model"] if r["model"] != previous else ""
         previous = r["model"]
-        cells = [_cell(k, r.get(k)) for k, _, _ in COLUMNS] if r["trials"] else ["—"] * len(COLUMNS)
+        cells = [cell_text(k, r.get(k)) for k, _, _ in COLUMNS] if r["trials"] else ["—"] * len(COLUMNS)
         lines.append("| " + " | ".join([shown, r["variant"]] + cells + [f"{r['trials']}/{r['expected']}"]) + " |")
     return "\n".join(lines)
 

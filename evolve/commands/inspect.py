@@ -58,17 +58,16 @@ def _guard(fn, *args, **kwargs):
         raise UsageError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
 
 
-def _fmt_score(score) -> str:
-    if score is None:
-        return "-"
-    return "[" + ", ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in score) + "]"
+def _yes_no(x) -> str:
+    return "-" if x is None else ("yes" if x else "no")
 
 
 def _one_line(a) -> str:
-    n = "-" if a.largest_n_verified is None else a.largest_n_verified
     err = f", max rel err {a.max_rel_err:.1e}" if isinstance(a.max_rel_err, float) else ""
-    return (f"class {a.class_claim or '-'}, {a.complexity_claim or 'O(?)'}; verdict {a.verdict or 'not evaluated'}"
-            f", largest n verified {n}{err}, score {_fmt_score(a.score)}")
+    named = a.named_score
+    score = named.text() if named is not None else ("not evaluated" if a.score is None else f"{a.score} (not a program score)")
+    return (f"class {a.class_claim or '-'}, {a.complexity_claim or 'O(?)'}; verdict {a.verdict or 'not evaluated'}{err}\n"
+            f"      score: {score}")
 
 
 def run_lineage(args) -> int:
@@ -137,11 +136,19 @@ def run_show(args) -> int:
     if not top:
         print("no evaluated programs yet")
         return 0
+    if top[0].named_score is not None:
+        print(f"best {top[0].id}: {top[0].named_score.text()}")
     print(f"\nbest programs (of {s['evaluations']} evaluated):")
-    print(f"  {'#':>2}  {'id':14}  {'score':24}  {'verdict':7}  {'n verified':>10}  {'class':20}  {'claim O':12}  source")
+    print(f"  {'#':>2}  {'id':14}  {'status':8}  {'n verified':>10}  {'measured growth':22}  "
+          f"{'physics/class/honest':20}  {'length':>6}  {'fitness':7}  {'class':20}  {'claim O':12}  source")
     for i, p in enumerate(top, 1):
+        sc = p.named_score
         n = "-" if p.largest_n_verified is None else str(p.largest_n_verified)
-        print(f"  {i:>2}  {p.id:14}  {_fmt_score(p.score):24}  {p.verdict or '-':7}  {n:>10}  "
+        status, growth, checks, length, fit = (
+            (sc.status, sc.growth_text().removeprefix("growth "), "/".join(_yes_no(x) for x in (
+                sc.physics, sc.class_consistent, sc.complexity_honest)), str(sc.code_length), f"{sc.fitness:.4f}")
+            if sc is not None else (p.verdict or "-", "-", "-", "-", "-"))
+        print(f"  {i:>2}  {p.id:14}  {status:8}  {n:>10}  {growth:22}  {checks:20}  {length:>6}  {fit:7}  "
               f"{(p.class_claim or '-'):20}  {(p.complexity_claim or '-'):12}  {p.proposer or '?'}/{p.model or '-'}")
     print(f"\n`evolve lineage {args.run_dir}` shows the best program's ancestry.")
     return 0

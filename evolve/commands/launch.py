@@ -15,6 +15,7 @@ from evolve.config import ConfigError, config_from_dict, load_config
 from evolve.engine.plan import Replay
 from evolve.engine.preflight import RunFailed, environment_problems
 from evolve.engine.runtime import drive
+from evolve.report.run_report import write_run_report
 from evolve.store.journal import read_journal
 from evolve.store.run_store import RunStore, RunStoreError
 
@@ -103,3 +104,10 @@ def _report(store) -> None:
         print(f"its lineage:  evolve lineage {store.path}")
     else:
         print("no program was evaluated")
+    try:
+        written = write_run_report(store.path)
+    except Exception as exc:  # noqa: BLE001 - the run is complete and journaled; a report failure must not hide that
+        print(f"report not written ({type(exc).__name__}: {exc}); `evolve report {store.path}` retries",
+              file=sys.stderr)
+        return
+    print(f"report:       {written.path}")

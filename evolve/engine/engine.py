@@ -155,9 +155,10 @@ class Engine:
                 inspirations=sel.inspirations, negative=tuple(negative), style=sel.style, model=models.get(slot.id),
                 seed=self.settings.seed)))
         for i, cand in self.pool.propose([r for _, _, r in asked]):
-            slot, sel, _ = asked[i]
+            slot, sel, request = asked[i]
             cand = self._journal_system_prompt(cand)
-            self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal)))
+            self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal),
+                                            request.negative))
             out[slot.id] = cand
             self._count_proposal(cand)
         for slot in slots:

@@ -5,7 +5,8 @@ everything above it works with the dataclasses here. :func:`encode` and :func:`d
 only places that know the record layout:
 
 - ``proposal``: ``candidate`` (``Candidate.to_dict()`` plus where it was made: ``generation``,
-  ``slot``, ``island`` (the niche: island, or 0) and strategy fields such as ``tree_parent``);
+  ``slot``, ``island`` (the niche: island, or 0) and strategy fields such as ``tree_parent``),
+  and ``negative``: the negative-prompting items in force for it (absent in older runs);
 - ``evaluation``: ``id``, ``verdict`` (``Verdict.to_dict()``), ``score``, ``seconds``, ``worker``;
 - ``duplicate``: ``id`` and ``of`` (the program with the same normalised code; absent in old runs);
 - ``promotion``: ``id``, ``score`` (a new best program);
@@ -38,6 +39,7 @@ class ProposalEvent:
     slot: int
     island: int = 0
     extra: dict = field(default_factory=dict)   # strategy fields journaled with the proposal
+    negative: tuple[str, ...] = ()              # negative-prompting items in force when it was asked for
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ def encode(event) -> dict:
     """The journal record of ``event`` (without ``seq`` and ``t``, which the journal adds)."""
     if isinstance(event, ProposalEvent):
         return {"kind": "proposal", "candidate": {**event.candidate.to_dict(), "generation": event.generation,
-                                                  "slot": event.slot, "island": event.island, **event.extra}}
+                                                  "slot": event.slot, "island": event.island, **event.extra},
+                "negative": list(event.negative)}
     if isinstance(event, EvaluationEvent):
         return {"kind": "evaluation", **event.evaluation.to_dict()}
     if isinstance(event, DuplicateEvent):
@@ -129,7 +132,7 @@ def decode(record: dict):
         known = {f.name for f in fields(Candidate)}
         extra = {k: v for k, v in raw.items() if k not in known and k not in _PLACEMENT}
         return ProposalEvent(Candidate.from_dict(raw), int(raw.get("generation", 0)), int(raw.get("slot", 0)),
-                             int(raw.get("island", 0)), extra)
+                             int(raw.get("island", 0)), extra, tuple(str(x) for x in record.get("negative") or ()))
     if kind == "evaluation":
         return EvaluationEvent(Evaluation.from_dict(record))
     if kind == "duplicate":

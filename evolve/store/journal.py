@@ -15,7 +15,8 @@ Journal schema (``JOURNAL_SCHEMA = 1``). Every record is a dict of plain msgpack
 - ``proposal``: ``candidate`` (``search.candidate.Candidate.to_dict()``: id, task, code,
   tractable_class, complexity_O, confidence, justification, proposer, model, prompt_id,
   parent_ids (parent first), tokens_in, tokens_out, cost_usd, parse_error, error_kind, ...),
-  ``batch`` and ``slot`` (where in the schedule it was made).
+  placed in the schedule (``generation``, ``slot``, ``island``); ``negative``: the negative-prompting
+  items in force for it.
 - ``evaluation``: ``id`` (candidate id), ``verdict`` (``Verdict.to_dict()``), ``score`` (a
   list, compared lexicographically, higher is better), ``features`` (dict, e.g. MAP-Elites
   descriptors).

@@ -2,7 +2,9 @@
 
 A program is "in the run" when the journal has a ``proposal`` or an ``evaluation`` for its id.
 Scores are lists compared lexicographically (higher is better); the best program is the one
-with the highest score among ``evaluation`` records (the earliest on ties). Ancestry follows the
+with the highest score among ``evaluation`` records (the earliest on ties). Everything shown to
+people or in JSON carries the score's named view too (``score_named``,
+:func:`search.database.named_score`). Ancestry follows the
 first parent id, root first, each step with a unified diff of the code from its parent.
 """
 
@@ -21,6 +23,7 @@ from evolve.store.journal import read_journal
 from evolve.store.model_stats import model_stats
 from evolve.store.run_store import check_run_dir, read_status
 from search.candidate import Candidate
+from search.database import NamedScore, named_score
 from search.database.events import MigrationEvent, ResetEvent
 from search.records import Evaluation
 
@@ -45,8 +48,14 @@ class ProgramInfo:
     parent_ids: list[str] = field(default_factory=list)
     feedback: str | None = None
 
+    @property
+    def named_score(self) -> NamedScore | None:
+        """The score with its components named (None when not evaluated or not a program score)."""
+        return named_score(self.score) if self.score is not None else None
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        named = self.named_score
+        return {**asdict(self), "score_named": named.to_dict() if named is not None else None}
 
 
 @dataclass
@@ -199,6 +208,7 @@ def run_summary(run_dir: str | Path) -> dict:
         "failed_proposals": len(failed),
         "failed_by_kind": dict(Counter(c.error_kind or "unknown" for c in failed)),
         "best_id": best, "best_score": list(idx.evaluations[best].score) if best else None,
+        "best_score_named": _named_dict(idx.evaluations[best].score) if best else None,
         "promotions": len(idx.of_kind(PromotionEvent)), "migrations": len(idx.of_kind(MigrationEvent)),
         "resets": len(idx.of_kind(ResetEvent)), "snapshots": len(idx.of_kind(SnapshotEvent)),
         "cost_usd": sum(float(c.cost_usd) for c in cands),
@@ -212,3 +222,8 @@ def run_summary(run_dir: str | Path) -> dict:
         "models": model_stats(idx),
         "failure": None if failure is None else {**failure.to_dict(), "line": failure.line()},
     }
+
+
+def _named_dict(score) -> dict | None:
+    named = named_score(score)
+    return named.to_dict() if named is not None else None

@@ -303,6 +303,19 @@ class RunStore:
         atomic_write(self.path / "status.json", json.dumps(status, indent=2, default=str).encode())
 
 
+def read_latest_snapshot(run_dir: str | Path) -> tuple[dict, int] | None:
+    """(state, journal seq) of the newest readable snapshot of a run directory, without taking
+    the journal's lock (so it works on live runs); damaged snapshots are skipped, None if none."""
+    for snap in sorted((Path(run_dir) / "snapshots").glob("snap-*.msgpack"), reverse=True):
+        try:
+            found = decode_frame(snap.read_bytes(), 0)
+        except OSError:
+            continue
+        if found is not None and found[0].get("kind") == "snapshot_state":
+            return found[0]["state"], int(found[0]["journal_seq"])
+    return None
+
+
 def summarize_run(path: Path) -> RunSummary:
     """One run's summary line; never raises (broken runs are ``unreadable`` with the reason)."""
     s = RunSummary(run_id=path.name, path=str(path))

@@ -16,11 +16,12 @@ from search.database.dedup import canonical_code, normalised_hash
 from search.database.events import AddResult, MigrationEvent, ResetEvent, Sample
 from search.database.features import FeatureSpace, behaviour_signature, parse_measured
 from search.database.islands import ProgramDatabase
-from search.database.program import Program, fitness, score_of
+from search.database.program import SCORE_FIELDS, NamedScore, Program, fitness, named_score, score_of
 from search.database.selection import (ParentMix, PowerLawRankSelection, SelectionStrategy, SoftmaxSelection,
                                        UniformSelection, WeightedSelection, make_strategy)
 
-__all__ = ["AddResult", "Archive", "DatabaseConfig", "FeatureSpace", "MigrationEvent", "ParentMix", "Placement",
+__all__ = ["SCORE_FIELDS", "AddResult", "Archive", "DatabaseConfig", "FeatureSpace", "MigrationEvent", "NamedScore",
+           "ParentMix", "Placement",
            "PowerLawRankSelection", "Program", "ProgramDatabase", "ResetEvent", "Sample", "SelectionStrategy",
            "SoftmaxSelection", "UniformSelection", "WeightedSelection", "behaviour_signature", "canonical_code",
-           "fitness", "make_strategy", "normalised_hash", "parse_measured", "score_of"]
+           "fitness", "make_strategy", "named_score", "normalised_hash", "parse_measured", "score_of"]

@@ -15,7 +15,9 @@ Score: a tuple of plain floats compared lexicographically (bigger is better), in
    comments and docstrings cost nothing): at equal merit the shorter program wins.
 
 Accepted programs have passed everything, so among them the order is: farther verified, then
-cheaper growth, then shorter. :func:`fitness` squeezes a score into one number in [0, 1] for
+cheaper growth, then shorter. :class:`NamedScore` (:func:`named_score`) reads a score back with
+names (status, largest n verified, measured growth, checks, code length) for people and JSON;
+the tuple stays what the database and the tree compare. :func:`fitness` squeezes a score into one number in [0, 1] for
 softmax selection: a weighted sum of the components normalised to [0, 1] with weights halving
 from one index group to the next (status, numerical, size, growth, checks, length), so status
 and numerical pass dominate exactly and the rest nearly lexicographically. Accepted programs
@@ -25,7 +27,7 @@ have fitness of at least 80/95 = 0.84, judged-but-rejected ones 32/95 to 63/95, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from evaluators.verdict import Verdict
 from search.database.dedup import canonical_code, digest
@@ -65,6 +67,80 @@ def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = 
             _tri(verdict.class_.consistent),
             _tri(verdict.complexity.honest),
             length)
+
+
+STATUS_NAMES = {2.0: "accepted", 1.0: "rejected", 0.0: "failed"}
+
+
+def _tri_back(x: float) -> bool | None:
+    return None if x == 0.5 else x == 1.0
+
+
+@dataclass(frozen=True)
+class NamedScore:
+    """A score read back with names (see the module docstring for each component).
+
+    ``status``: "accepted", "rejected" (judged) or "failed" (no verdict, no code, sandbox
+    violations); ``largest_n_verified``: spins, recovered exactly from log2(1 + n);
+    ``growth``: measured growth kind (poly, exp_sqrt, exp, unknown) and ``growth_rate`` its
+    quantised rate (polynomial degree, or c of 2^(c sqrt n) / 2^(c n)), None when unstated or
+    unbounded; the three checks are True / False / None (not judged); ``code_length`` in
+    characters of canonical code; ``fitness`` the one-number squeeze in [0, 1].
+    """
+
+    status: str
+    numerical_pass: bool
+    largest_n_verified: int
+    growth: str
+    growth_rate: float | None
+    physics: bool | None
+    class_consistent: bool | None
+    complexity_honest: bool | None
+    code_length: int
+    fitness: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def growth_text(self) -> str:
+        if self.growth == "unknown":
+            return "growth not measured"
+        if self.growth_rate is None:
+            return {"poly": "polynomial growth (degree unstated)", "exp_sqrt": "growth 2^(c sqrt n)",
+                    "exp": "growth 2^(c n)"}[self.growth]
+        rate = f"{self.growth_rate:g}"
+        return {"poly": f"growth n^{rate}", "exp_sqrt": f"growth 2^({rate} sqrt n)",
+                "exp": f"growth 2^({rate} n)"}[self.growth]
+
+    def text(self) -> str:
+        """One line, e.g. "accepted; values right; largest n verified 4096; growth n^1.5; physics
+        yes, class consistent yes, complexity honest yes; 412 chars; fitness 0.9641"."""
+        def yn(x):
+            return "not judged" if x is None else ("yes" if x else "no")
+        if self.status == "failed":   # nothing was judged: the zeros of the tuple are not verdicts
+            return f"failed (no code, no verdict or a sandbox violation); {self.code_length} chars; fitness {self.fitness:.4f}"
+        return (f"{self.status}; values {'right' if self.numerical_pass else 'wrong'}; largest n verified "
+                f"{self.largest_n_verified}; {self.growth_text()}; physics {yn(self.physics)}, class consistent "
+                f"{yn(self.class_consistent)}, complexity honest {yn(self.complexity_honest)}; "
+                f"{self.code_length} chars; fitness {self.fitness:.4f}")
+
+
+def named_score(score) -> NamedScore | None:
+    """The named view of a score tuple (:data:`SCORE_FIELDS` order); None when ``score`` is not
+    one (wrong length, not numbers)."""
+    try:
+        s = [float(x) for x in score]
+    except (TypeError, ValueError):
+        return None
+    if len(s) != len(SCORE_FIELDS) or s[0] not in STATUS_NAMES or not all(math.isfinite(x) for x in s):
+        return None
+    kind = GROWTH_KINDS[min(len(GROWTH_KINDS) - 1, max(0, int(round(-s[3]))))]
+    rate = -s[4]
+    return NamedScore(status=STATUS_NAMES[s[0]], numerical_pass=s[1] == 1.0,
+                      largest_n_verified=int(round(2.0 ** s[2] - 1)), growth=kind,
+                      growth_rate=None if rate >= UNBOUNDED_RATE else rate, physics=_tri_back(s[5]),
+                      class_consistent=_tri_back(s[6]), complexity_honest=_tri_back(s[7]),
+                      code_length=int(round(-s[8])), fitness=fitness(s))
 
 
 # per unit of: status (0, 1, 2), numerical, size, growth, checks, length (each but status in [0, 1]);
