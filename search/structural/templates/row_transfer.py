@@ -22,7 +22,7 @@ from search.structural.templates import Claims, render
 
 NAME = "row_transfer"
 OPTION_SPACE = {
-    "order": ("natural", "column_major", "reverse_cuthill_mckee"),
+    "order": ("min_frontier", "natural", "column_major", "reverse_cuthill_mckee"),
 }
 IMPORTS = """\
 import numpy as np
@@ -49,24 +49,47 @@ def _pair_couplings(edges, J, rank_one, n):
     return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
 
 
-def _sweep_order(n, edges, name):
-    """The order in which spins are added."""
-    if name == "column_major":
-        L = int(round(n ** 0.5))
-        if L * L == n:
-            return np.arange(n).reshape(L, L).T.ravel()
-    if name == "reverse_cuthill_mckee" and len(edges):
+def _frontier_width(n, edges, order):
+    """Largest number of placed spins that still wait for an unplaced neighbour along ``order``."""
+    if not len(edges):
+        return 0
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    a, b = place[edges[:, 0]], place[edges[:, 1]]
+    last = np.arange(n)                                   # by place: the last step each spin is needed
+    np.maximum.at(last, np.minimum(a, b), np.maximum(a, b))
+    change = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(change, np.arange(n), 1)
+    np.add.at(change, last, -1)
+    return int(np.cumsum(change).max())
+
+
+def _sweep_order(n, edges, name, positions=None):
+    """The order in which spins are added. "min_frontier" takes whichever candidate keeps the
+    frontier smallest: row-major, column-major, sweeps across each axis of the drawing (a 3 x L
+    strip is swept across its short side: frontier 3, not L) and reverse Cuthill-McKee."""
+    cands = {"natural": np.arange(n)}
+    L = int(round(n ** 0.5))
+    if L * L == n:
+        cands["column_major"] = np.arange(n).reshape(L, L).T.ravel()
+    if positions is not None:
+        pos = np.asarray(positions, dtype=np.float64).reshape(n, 2)
+        cands["along_x"] = np.lexsort((pos[:, 1], pos[:, 0]))
+        cands["along_y"] = np.lexsort((pos[:, 0], pos[:, 1]))
+    if len(edges):
         adj = coo_matrix((np.ones(2 * len(edges)), (np.r_[edges[:, 0], edges[:, 1]], np.r_[edges[:, 1], edges[:, 0]])),
                          shape=(n, n)).tocsr()
-        return np.asarray(reverse_cuthill_mckee(adj, symmetric_mode=True), dtype=np.int64)
-    return np.arange(n)
+        cands["reverse_cuthill_mckee"] = np.asarray(reverse_cuthill_mckee(adj, symmetric_mode=True), dtype=np.int64)
+    if name == "min_frontier":
+        return min(cands.values(), key=lambda o: _frontier_width(n, edges, o))
+    return cands.get(name, cands["natural"])
 
 
 def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     """Natural log Z by a site-by-site transfer matrix along the plan's order."""
     edges, J = _pair_couplings(edges, J, rank_one, n)
     h = np.asarray(h, dtype=np.float64).reshape(-1)
-    order = _sweep_order(n, edges, options.get("order", "natural"))
+    order = _sweep_order(n, edges, options.get("order", "min_frontier"), positions)
     place = np.empty(n, dtype=np.int64)
     place[order] = np.arange(n)
     # every coupling is absorbed when its later spin is placed
@@ -109,7 +132,7 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     return log_scale + float(np.log(psi.sum()))
 
 
-FUNCTIONS = (_pair_couplings, _sweep_order, _method_log_z)
+FUNCTIONS = (_pair_couplings, _frontier_width, _sweep_order, _method_log_z)
 
 
 def source(options: dict) -> str:
