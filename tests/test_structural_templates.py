@@ -312,3 +312,18 @@ def test_tensor_contraction_on_random_regular_graphs_beyond_enumeration():
         for engine in tensor_contraction.OPTION_SPACE["engine"]:
             got = tensor_contraction._method_log_z(edges, J, np.zeros(24), [], None, 1.1, 24, {"engine": engine})
             assert abs(got - ref) < 1e-9 * abs(ref)
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1.0, 1e3])
+def test_row_transfer_is_exact_at_every_temperature(scale):
+    """beta from 0 to 1000 and couplings from 1e-160 to 1e3, with fields, against enumeration."""
+    rng = np.random.default_rng(21)
+    n, L = 16, 4
+    r, c = np.divmod(np.arange(n), L)
+    edges = np.concatenate([np.stack([np.arange(n), r * L + (c + 1) % L], 1), np.stack([np.arange(n), ((r + 1) % L) * L + c], 1)])
+    J, h = scale * rng.choice([-1.0, 1.0], len(edges)), scale * rng.uniform(-0.3, 0.3, n)
+    for beta in (0.0, 1e-12, 0.44, 1.0, 8.0, 50.0, 200.0, 1000.0):
+        ref = naive_log_z(_model(n, beta, edges, J, h))
+        for order in row_transfer.OPTION_SPACE["order"]:
+            got = row_transfer._method_log_z(edges, J, h, [], None, beta, n, {"order": order})
+            assert abs(got - ref) <= 1e-10 * max(1.0, abs(ref)), (beta, order, got, ref)
