@@ -220,9 +220,9 @@ def test_decorated_graph_is_a_plane_graph():
     seen = []
     original = planar_pfaffian._pfaffian_log
 
-    def spy(n_nodes, edges, weights, ranks, options):
+    def spy(n_nodes, edges, weights, ranks, options, xy=None):
         seen.append((n_nodes, edges, ranks))
-        return original(n_nodes, edges, weights, ranks, options)
+        return original(n_nodes, edges, weights, ranks, options, xy)
 
     planar_pfaffian._pfaffian_log = spy
     try:
@@ -259,18 +259,27 @@ def test_planar_pfaffian_on_frustrated_grids_at_beta_6():
         assert abs(planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 6.0, n, {}) - ref) < 1e-6
 
 
-def test_planar_pfaffian_high_temperature_form_cancels_where_the_low_temperature_form_does_not():
-    """Why low_temperature is the default: at beta = 6 on 12 x 12 the tanh expansion loses digits."""
+@pytest.mark.parametrize("beta", [6.0, 12.0, 30.0, 1000.0])
+def test_every_planar_pfaffian_form_is_exact_at_low_temperature(beta):
+    """Cold, every form goes through the domain walls and the double-double skew elimination (or the
+    ground-state line beyond beta |J| = 25). Before, the tanh form lost 1e-3 at beta = 6 on 12 x 12
+    and every float64 form lost digits from beta = 8 on."""
     rng = np.random.default_rng(10)
     n, edges, positions = _grid(12)
-    worst_low, worst_high = 0.0, 0.0
-    for _ in range(4):
+    for _ in range(2):
         J = rng.choice([-1.0, 1.0], len(edges))
-        ref = row_transfer._method_log_z(edges, J, np.zeros(n), [], None, 6.0, n, {})
-        worst_low = max(worst_low, abs(planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 6.0, n, {}) - ref))
-        worst_high = max(worst_high, abs(planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 6.0, n,
-                                                                       {"form": "high_temperature"}) - ref))
-    assert worst_low < 1e-6 < worst_high
+        ref = row_transfer._method_log_z(edges, J, np.zeros(n), [], None, beta, n, {})
+        for opts in [dict(zip(planar_pfaffian.OPTION_SPACE, v))
+                     for v in itertools.product(*planar_pfaffian.OPTION_SPACE.values())]:
+            got = planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, beta, n, opts)
+            assert abs(got - ref) <= 1e-12 * abs(ref), (opts, got, ref)
+
+
+def test_planar_pfaffian_ground_state_line_needs_equal_magnitudes():
+    n, edges, positions = _grid(4)
+    J = np.r_[np.ones(len(edges) - 1), 2.0]
+    with pytest.raises(ArithmeticError, match="unequal"):
+        planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 100.0, n, {})
 
 
 def test_planar_pfaffian_agrees_with_the_transfer_matrix_on_a_12_by_12_glass():
