@@ -92,3 +92,17 @@ def test_every_failure_is_in_the_verdict_and_the_feedback(name, sandbox):
     v = verify(task, sub, FULL, sandbox)
     assert v.complexity.claimed == "O(n)" and v.complexity.honest is not None
     assert v.class_.consistent is not None and v.physics.checks
+
+
+def test_polynomial_claim_with_no_rung_beyond_the_probes_is_not_accepted(sandbox):
+    """Overflow asks for log_Z and is held against nothing, but a polynomial claim must still be
+    seen working beyond the probes: a Z-only program that overflows at the first size on every
+    draw is not accepted, and the feedback says what to do."""
+    code = (FIXTURES / "p01_correct.py").read_text().replace(
+        "def Z_efficient(params, n):\n", "def Z_efficient(params, n):\n    if n >= 100:\n        raise OverflowError('math range error')\n", 1)
+    assert "OverflowError" in code
+    code = code.replace("def log_Z(", "def _log_Z(").replace("math.exp(log_Z(", "math.exp(_log_Z(")
+    v = verify(get_task("P01"), Submission(code, "transfer_matrix", "O(n)", 0.9), FULL, sandbox)
+    assert v.numerical.passed and v.numerical.frontier.kind == "overflow"
+    assert v.complexity.honest is not False
+    assert v.verdict == "reject" and "needs at least one size beyond the probes" in v.feedback, v.feedback

@@ -87,9 +87,25 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         inconclusive.setdefault(why, []).append(name)
     for why, names in inconclusive.items():
         lines.append(f"Physical assertion{'s' if len(names) > 1 else ''} {', '.join(names)}: {why}.")
+    unconfirmed = _no_rung_beyond_probes(task, v, ladder_ran, finding.claimed_growth)
+    if unconfirmed:
+        lines.append("Complexity: " + unconfirmed)
     ok = (finding.claimed_growth is not None and finding.honest is not False and cls.consistent is True
-          and v.physics.passed is not False)
+          and v.physics.passed is not False and not unconfirmed)
     return Judgement(lines, ok)
+
+
+def _no_rung_beyond_probes(task: Task, v: Verdict, ladder_ran: bool, claimed) -> str | None:
+    """An accepted polynomial claim needs at least one ladder size verified beyond the probes. Out
+    of time or memory there is already dishonest (the audit); this covers a Z that overflows at the
+    first size on every draw. The verifier's own limits (no oracle, its total budget) do not count."""
+    f = v.numerical.frontier
+    if not (ladder_ran and v.numerical.passed and task.ladder_sizes and claimed is not None and claimed.polynomial):
+        return None
+    if any(r.stage == "ladder" and r.passed for r in v.numerical.rungs) or f is None or f.kind != "overflow":
+        return None
+    return (f"a polynomial claim needs at least one size beyond the probes verified, and at n={f.n} every draw "
+            f"overflowed: define log_Z(params, n) returning log Z")
 
 
 def physics_sizes(task: Task, v: Verdict, uses_log: bool, per_call_s: float) -> tuple[int, int]:
