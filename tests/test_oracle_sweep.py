@@ -282,3 +282,17 @@ def test_t18_dual_random_bond_oracle_against_chain_enumeration_for_any_p(p):
             for method in ("brute", "transfer_matrix"):
                 got = exact_log_z(task.to_model(params, L * L), method).log_z
                 assert got == pytest.approx(truth[a, b], rel=1e-12, abs=1e-9), (a, b, method)
+
+
+@pytest.mark.parametrize("p", [1e-12, 1e-160])
+def test_t18_empty_syndrome_goes_through_kaufman_for_tiny_p(p):
+    """Issue 13: T18 with p = 1e-160 reached Kaufman's NaN (no syndrome, class (0, 0): a uniform torus
+    at K = 184). The unforced oracle now agrees with the chain enumeration."""
+    task = get_task("T18")
+    L = 4
+    params = {"p": p, "syndrome": np.zeros((L, L), dtype=int).tolist(), "homology": [0, 0]}
+    model = task.to_model(params, L * L)
+    assert METHODS["kaufman"].applies(model) is None
+    truth = tc.class_log_probabilities(L, p, np.zeros((L, L), dtype=np.int8))[0, 0]
+    assert exact_log_z(model).log_z == pytest.approx(truth, rel=1e-12)
+    assert exact_log_z(model, "kaufman").log_z == pytest.approx(truth, rel=1e-12)
