@@ -1,95 +1,152 @@
 """The promotion ladder: after the paper's probe sizes, climb the task's larger sizes, each
-judged against an exact oracle, each under its own time and memory budget.
+judged against an exact oracle, each call under its own time and memory budget.
 
-A wrong value or an unexpected exception at any rung is a numerical failure. Running out of
-the rung's time or memory, or a ``Z_efficient`` whose Z overflows a float, ends the climb
-without failing: the last rung passed marks the candidate's scaling frontier.
+Every rung draws its parameters from the whole physical range: the task's own sampler
+("typical"), the same instance at low temperature ("cold", beta * |J| in ``COLD_BETA_J``: exact
+means exact at every beta, and float64 shortcuts fail there) and, where the task has one, at its
+critical point ("critical"). Each draw is one ``Rung`` record.
+
+A wrong value or an unexpected exception on any draw is a numerical failure naming the size and
+the draw. Running out of the call's time or memory ends the climb at the candidate's scaling
+frontier: not a numerical failure, but evidence about its cost that the complexity audit holds
+against a polynomial claim (``Frontier`` kind "time" / "memory"). A ``Z_efficient`` whose Z
+overflows a float ends the climb too ("overflow": define log_Z), without counting against it;
+so does a size no oracle reaches or the ladder's own total budget.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from evaluators.comparison import passes, relative_error
 from evaluators.oracle_cache import reference
 from evaluators.oracles.base import NotApplicable
 from evaluators.sandbox import Call, Limits, Sandbox
-from evaluators.verdict import Rung
+from evaluators.verdict import Frontier, Rung
 from tasks.base import Task
+
+_COLD_STREAM = 0xC01D  # the cold draws' own random stream (the typical ones use the task's)
 
 
 @dataclass(frozen=True)
 class LadderBudget:
-    rung_timeout_s: float = 20.0    # wall clock per rung
-    memory_mb: int = 2048           # address space per rung
-    total_s: float = 60.0           # the whole climb stops starting new rungs after this
-    samples: int = 1                # parameter draws per rung
+    rung_timeout_s: float = 20.0    # wall clock per call (one draw at one size)
+    memory_mb: int = 2048           # address space per call
+    total_s: float = 90.0           # the whole climb stops starting new calls after this
+    samples: int = 1                # typical parameter draws per rung (cold and critical come on top)
+
+
+@dataclass(frozen=True)
+class Draw:
+    kind: str       # "typical" | "cold" | "critical"
+    params: dict
+    note: str = ""  # "cold: beta = 7.3, beta*|J| = 7.3"
+
+    def where(self) -> str:
+        return self.note if self.note else "a typical draw"
 
 
 @dataclass
 class LadderOutcome:
     rungs: list[Rung]
-    failure: str | None = None      # set when a rung was wrong or raised: feedback text, names the size
-    stopped: str | None = None      # why the climb ended early without failing (time, memory, overflow, oracle)
+    failure: str | None = None      # set when a draw was wrong or raised: feedback text, names size and draw
+    stopped: str | None = None      # why the climb ended early without failing
     largest_n_verified: int = 0
+    frontier: Frontier | None = None
+    notes: list[str] = field(default_factory=list)   # draws skipped (no oracle for a cold draw, say)
+
+
+def ladder_draws(task: Task, n: int, seed: int, samples: int = 1) -> list[Draw]:
+    """The parameter draws of rung n: ``samples`` typical ones, then cold and critical ones where
+    the task defines them (``Task.cold_params``, ``Task.critical_params``)."""
+    draws = [Draw("typical", task.probe_params(n, seed, k)) for k in range(samples)]
+    base = draws[0].params
+    rng = np.random.default_rng([zlib.crc32(task.id.encode()), int(seed), int(n), _COLD_STREAM])
+    for kind, made in (("cold", task.cold_params(base, n, rng)), ("critical", task.critical_params(base, n))):
+        if made is not None:
+            draws.append(Draw(kind, made[0], made[1]))
+    return draws
 
 
 def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int = 0,
           budget: LadderBudget = LadderBudget(), start_n: int = 0) -> LadderOutcome:
-    """Run the candidate on each ladder size in order; stop at the first failure or frontier."""
+    """Run the candidate on every draw of each ladder size in order; stop at the first failure or frontier."""
     fname = "log_Z" if uses_log_z else "Z_efficient"
     out = LadderOutcome(rungs=[], largest_n_verified=start_n)
+    limits = Limits(timeout_s=budget.rung_timeout_s, cpu_s=int(budget.rung_timeout_s) + 5, memory_mb=budget.memory_mb)
     started = time.monotonic()
     for n in task.ladder_sizes:
-        if time.monotonic() - started > budget.total_s:
-            out.stopped = f"stopped before n={n}: the ladder's total budget of {budget.total_s:.0f} s ran out"
-            return out
-        for k in range(budget.samples):
-            params = task.probe_params(n, seed, k)
-            try:
-                ref = reference(task, params, n).log_z
-            except NotApplicable as exc:
-                out.stopped = f"stopped at n={n}: no exact oracle reaches this size here ({exc})"
+        passed_here, overflow = 0, None
+        for draw in ladder_draws(task, n, seed, budget.samples):
+            if time.monotonic() - started > budget.total_s:
+                why = f"the ladder's total budget of {budget.total_s:.0f} s ran out before n={n} ({draw.kind})"
+                out.stopped, out.frontier = why, Frontier(n, "ladder_budget", why)
                 return out
-            limits = Limits(timeout_s=budget.rung_timeout_s, cpu_s=int(budget.rung_timeout_s) + 5, memory_mb=budget.memory_mb)
-            report = sandbox.run(code, [Call(fname, params, n)], limits)
+            try:
+                ref = reference(task, draw.params, n).log_z
+            except NotApplicable as exc:
+                if draw.kind == "typical":
+                    why = f"no exact oracle reaches n={n} here ({exc})"
+                    out.stopped, out.frontier = f"stopped at n={n}: {why}", Frontier(n, "no_oracle", why)
+                    return out
+                out.notes.append(f"the {draw.kind} draw at n={n} was skipped: no exact oracle for it here ({exc})")
+                continue
+            report = sandbox.run(code, [Call(fname, draw.params, n)], limits)
             verdict = _judge_rung(n, report, ref, uses_log_z, task.quantity.positive)
             if isinstance(verdict, Rung):
+                verdict.draw, verdict.note = draw.kind, draw.note
                 out.rungs.append(verdict)
                 if not verdict.passed:
-                    out.failure = (f"At n={n} (beyond the probe sizes) your {fname} is wrong: relative error "
-                                   f"{verdict.rel_err:.2e} >> 1e-06 against the exact value.")
+                    out.failure = (f"At n={n} (beyond the probe sizes), on {draw.where()}, your {fname} is wrong: "
+                                   f"relative error {verdict.rel_err:.2e} >> 1e-06 against the exact value.")
                     return out
+                passed_here += 1
                 continue
             kind, text = verdict
             if kind == "fail":
-                out.failure = f"At n={n} (beyond the probe sizes) {text}"
-            else:
-                out.stopped = f"stopped at n={n}: {text}"
+                out.failure = f"At n={n} (beyond the probe sizes), on {draw.where()}, {text}"
+                return out
+            if kind == "overflow":
+                overflow = overflow or Frontier(n, "overflow", text)
+                continue
+            where = "" if draw.kind == "typical" else f" ({draw.note})"
+            out.stopped = f"stopped at n={n}{where}: {text}"
+            out.frontier = Frontier(n, kind, text, budget.rung_timeout_s, budget.memory_mb)
             return out
-        out.largest_n_verified = n
+        if passed_here:
+            out.largest_n_verified = n
+        if overflow is not None:
+            out.stopped, out.frontier = f"stopped at n={n}: {overflow.detail}", overflow
+            return out
     return out
 
 
+OVERFLOW_TEXT = "Z overflows a float here: define log_Z(params, n) returning log Z to be verified at larger n"
+
+
 def _judge_rung(n: int, report, ref: float, uses_log_z: bool, positive: bool = True):
-    """A Rung when the call returned a value; else ("fail" | "stop", explanation)."""
+    """A Rung when the call returned a comparable value; else (kind, explanation) with kind
+    "fail", "time", "memory" or "overflow"."""
     if report.memory_exhausted:
-        return "stop", "memory budget exhausted (this is the scaling frontier, not an error)"
+        return "memory", "memory budget exhausted"
     if report.timed_out or not report.results:
         if report.timed_out:
-            return "stop", f"time budget exhausted ({report.error})"
+            return "time", f"time budget exhausted ({report.error})"
         return "fail", f"your code did not run: {report.error}"
     res = report.results[0]
     if not res.ok:
         if res.error and res.error.startswith("OverflowError") and not uses_log_z:
-            return "stop", "Z overflows a float here: define log_Z(params, n) returning log Z to be verified at larger n"
+            return "overflow", OVERFLOW_TEXT
         if res.error and res.error.startswith("MemoryError"):
-            return "stop", "memory budget exhausted (this is the scaling frontier, not an error)"
+            return "memory", f"memory budget exhausted (the code raised {res.error})"
         return "fail", f"your code raised {res.error}"
-    if not uses_log_z and res.value is not None and math.isinf(res.value):
-        return "stop", "Z overflows a float here: define log_Z(params, n) returning log Z to be verified at larger n"
+    if not uses_log_z and positive and res.value is not None and math.isinf(res.value):
+        return "overflow", OVERFLOW_TEXT
     err, why = relative_error(res.value, ref, returns_log=uses_log_z, positive=positive)
     if err is None:
         return "fail", f"your code {why}"

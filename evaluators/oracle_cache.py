@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from evaluators.oracles.base import OracleResult
-from evaluators.oracles.registry import exact_log_z
+from evaluators.oracles.registry import checked_finite, exact_log_z
 from tasks.base import Task
 from tasks.registry import user_task_file
 
 _memory: dict[str, OracleResult] = {}
+#: part of every key: bumped when an oracle's values change (v2: the cold and tiny-coupling fixes
+#: of issue 13), so a fixed oracle never meets values its earlier version stored
+CACHE_VERSION = 2
 
 
 def cache_dir() -> Path:
@@ -30,7 +34,7 @@ def cache_dir() -> Path:
 def _key(task: Task, params: dict, n: int, method: str | None) -> str:
     # a user task is also keyed by its file's hash: a fixed to_model must not meet old values
     source = user_task_file(task.id)
-    blob = json.dumps([task.id, n, method, params, source.sha256 if source else None],
+    blob = json.dumps([CACHE_VERSION, task.id, n, method, params, source.sha256 if source else None],
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
@@ -46,6 +50,8 @@ def reference(task: Task, params: dict, n: int, method: str | None = None) -> Or
     try:
         d = json.loads(path.read_text())
         result = OracleResult(float(d["log_z"]), str(d["method"]), float(d["seconds"]))
+        if not math.isfinite(result.log_z):
+            raise ValueError("a stored non-finite value is recomputed")
     except (OSError, ValueError, KeyError, TypeError):
         result = _compute(task, params, n, method)
         _store(path, result)
@@ -59,7 +65,7 @@ def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResu
     own = task.own_reference(params, n, method)
     if own is not None:
         value, how = own
-        return OracleResult(float(value), how, time.perf_counter() - started)
+        return OracleResult(checked_finite(value, how, f"for {task.id} at n={n}"), how, time.perf_counter() - started)
     return exact_log_z(task.to_model(params, n), method)
 
 

@@ -21,6 +21,23 @@ class Rung:
     rel_err: float | None
     passed: bool
     stage: str = "probe"  # "probe" (paper's sizes, brute force) or "ladder" (exact oracle)
+    draw: str = "typical"  # ladder parameters: "typical" (the task's sampler), "cold" or "critical"
+    note: str = ""         # what the draw was, e.g. "cold: beta = 7.3, beta*|J| = 7.3"
+
+
+@dataclass
+class Frontier:
+    """Where and why the ladder stopped short of its last size without a wrong value.
+
+    kind: "time" or "memory" (the candidate's cost: evidence held against a polynomial claim),
+    "overflow" (Z does not fit a float: define log_Z), "no_oracle" or "ladder_budget" (the
+    verifier's own limits, no evidence about the candidate)."""
+
+    n: int
+    kind: str
+    detail: str
+    budget_s: float | None = None
+    memory_mb: int | None = None
 
 
 @dataclass
@@ -31,6 +48,7 @@ class Numerical:
     failed: int = 0
     largest_n_verified: int = 0
     rungs: list[Rung] = field(default_factory=list)
+    frontier: Frontier | None = None
 
 
 @dataclass
@@ -102,6 +120,7 @@ class Verdict:
             raise ValueError(f"Verdict schema {d.get('schema')!r} is not supported (expected {SCHEMA})")
         num = _known(Numerical, d["numerical"])
         num["rungs"] = [Rung(**_known(Rung, r)) for r in num.get("rungs", [])]
+        num["frontier"] = Frontier(**_known(Frontier, num["frontier"])) if num.get("frontier") else None
         phys = _known(Physics, d["physics"])
         phys["checks"] = [PhysicsCheck(**_known(PhysicsCheck, c)) for c in phys.get("checks", [])]
         return cls(

@@ -1,10 +1,11 @@
 """The evaluation cascade: one candidate in, one Verdict out.
 
 Stages: static policy check; a sandboxed run at the paper's probe sizes compared with brute
-force; the promotion ladder to sizes only exact oracles reach; then, for numerically right
-candidates, the complexity audit, class consistency and physical assertions. Each stage
-records everything it found in the Verdict (all failures at once, not the first); nothing the
-candidate does can make this function raise.
+force; the promotion ladder to sizes only exact oracles reach (for candidates right at every
+probe); then, for every candidate that ran at all, right or wrong, the complexity audit, class
+consistency and physical assertions. Each stage records everything it found in the Verdict, and
+the feedback lists every failure at once (a wrong rung does not hide a dishonest claim); nothing
+the candidate does can make this function raise.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class VerifyOptions:
     memory_mb: int = 2048
     ladder: bool = True        # climb the promotion ladder after the probes pass
     ladder_budget: LadderBudget = LadderBudget()
-    judge: bool = True         # complexity, class and physics for numerically right candidates
+    judge: bool = True         # complexity, class and physics for every candidate that ran
     judge_budget: JudgeBudget = JudgeBudget()
 
 
@@ -69,13 +70,15 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
     own = sandbox is None
     sandbox = sandbox or Sandbox()
     try:
-        _probe_stage(task, sub, options, sandbox, v)
-        if options.ladder and v.numerical.passed and task.ladder_sizes:
+        ran = _probe_stage(task, sub, options, sandbox, v)
+        climbed = options.ladder and v.numerical.passed and bool(task.ladder_sizes)
+        if climbed:
             _ladder_stage(task, sub, options, sandbox, v)
         judged_ok = True
-        if options.judge and v.numerical.passed:
+        if options.judge and ran:
             try:
-                outcome = judge(task, sub, v, sandbox, seed=options.seed, budget=options.judge_budget)
+                outcome = judge(task, sub, v, sandbox, seed=options.seed, budget=options.judge_budget,
+                                ladder_ran=climbed)
             except Exception as exc:  # an evaluator bug must not crash evolve; it must not accept either
                 judged_ok = False
                 v.feedback += f"\nInternal evaluator error while judging (not your fault): {type(exc).__name__}: {exc}"
@@ -90,7 +93,8 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
     return v
 
 
-def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
+def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> bool:
+    """Run the probes and fill ``v.numerical``; True when the candidate returned anything at all."""
     probes = probe_set(task, opt.seed, opt.samples)
     functions = ["Z_efficient"] + (["log_Z"] if uses_log_z(task, sub) else [])
     calls = [Call(f, p.params, p.n) for p in probes for f in functions]
@@ -102,7 +106,7 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
 
     if report.error and not report.results:
         v.feedback = _join(fb.did_not_run(report.error), report.violations)
-        return
+        return False
 
     failures: list[fb.ProbeFailure] = []
     errs: list[float] = []
@@ -137,6 +141,7 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
     num.passed = not failures
     num.largest_n_verified = _largest_clean_prefix(task, num.rungs)
     v.feedback = _join(fb.numerical_summary(len(probes), failures, num.max_rel_err), report.violations)
+    return bool(report.results)
 
 
 def uses_log_z(task: Task, sub: Submission) -> bool:
@@ -151,6 +156,7 @@ def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sand
     num = v.numerical
     num.rungs.extend(out.rungs)
     num.largest_n_verified = out.largest_n_verified
+    num.frontier = out.frontier
     if out.rungs:
         num.max_rel_err = max([num.max_rel_err or 0.0] + [r.rel_err for r in out.rungs if r.rel_err is not None])
     notes = []
@@ -160,8 +166,11 @@ def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sand
         notes.append(out.failure)
     else:
         top = out.largest_n_verified
-        notes.append(f"Promotion ladder: exact against the oracle up to n={top}."
+        kinds = sorted({r.draw for r in out.rungs})
+        drawn = f" ({', '.join(kinds)} draws)" if kinds else ""
+        notes.append(f"Promotion ladder: exact against the oracle up to n={top}{drawn}."
                      + (f" The climb {out.stopped}." if out.stopped else " Every rung passed."))
+    notes += [f"Promotion ladder: {note}." for note in out.notes]
     v.feedback = v.feedback + "\n" + "\n".join(notes)
 
 

@@ -113,10 +113,28 @@ class Task(ABC):
         for ("brute" at the probe sizes, None for the best one)."""
         return None
 
-    # -- parameter transforms used by the physical assertions -------------------------------
+    # -- parameter transforms used by the physical assertions and the ladder ------------------
     def with_beta(self, params: dict, beta: float) -> dict:
         """The same instance at another inverse temperature."""
         return {**params, "beta": float(beta)}
+
+    def cold_params(self, params: dict, n: int, rng: np.random.Generator) -> tuple[dict, str] | None:
+        """The instance ``params`` at low temperature, with its label: beta * coupling_scale drawn from
+        COLD_BETA_J (the ladder checks programs there, since exact means exact at every beta).
+        None when the task has no temperature of its own to lower."""
+        scale = coupling_scale(self.to_model(params, n))
+        if scale == 0.0:
+            return None
+        beta_j = float(rng.uniform(*COLD_BETA_J))
+        try:
+            return self.with_beta(params, beta_j / scale), f"cold: beta = {beta_j / scale:.4g}, beta*|J| = {beta_j:.3g}"
+        except NotImplementedError:
+            return None
+
+    def critical_params(self, params: dict, n: int) -> tuple[dict, str] | None:
+        """The instance moved to the task's critical point, with its label, or None when the task
+        has none (the default)."""
+        return None
 
     def flip_fields(self, params: dict) -> dict | None:
         """Parameters with every field negated (Z must not change), or None if fields are not inputs."""
@@ -183,6 +201,22 @@ def get_array(params: dict, key: str, shape: tuple[int, ...], pm_one: bool = Fal
     if pm_one and not np.all(np.abs(a) == 1.0):
         raise ValueError(f"parameter {key!r} entries must be -1 or +1")
     return a
+
+
+#: range of beta * coupling_scale for the ladder's cold draws (and, its lower end, the low-temperature
+#: assertion): beyond the samplers' [0.1, 1.5], where float64 shortcuts lose accuracy
+COLD_BETA_J = (6.0, 10.0)
+
+
+def coupling_scale(model: IsingModel) -> float:
+    """The energy scale that sets "cold" (beta * scale >> 1): the largest |weight| of a single
+    term, a rank-one block counting as the whole field it exerts on one spin, |a| max u^2 (m - 1)
+    for its m spins (so a mean-field J/n block counts as J)."""
+    scale = float(np.max(np.abs(model.weights), initial=0.0))
+    for u, a in model.rank_one:
+        u = np.asarray(u, dtype=np.float64)
+        scale = max(scale, abs(float(a)) * float(np.max(u * u, initial=0.0)) * max(int(np.count_nonzero(u)) - 1, 1))
+    return scale
 
 
 def sample_beta(rng: np.random.Generator) -> float:

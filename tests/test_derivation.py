@@ -241,12 +241,7 @@ def test_full_cascade_accepts_every_paraphrase(task_id, seed, sandbox, user_task
     assert v.verdict == "accept", v.feedback
 
 
-#: the planar Pfaffian template loses digits when cold (T17 at n = 16, beta = 30: 23 in log Z, as the
-#: structural proposer's program does); issue 13 fixes that template, these join the test after it
-COLD_PENDING = ("P04", "T14", "T17")
-
-
-@pytest.mark.parametrize("task_id", [t for t in EXPECTED if t not in ("T18", "T19", "T20", "DECORATED") + COLD_PENDING])
+@pytest.mark.parametrize("task_id", [t for t in EXPECTED if t not in ("T18", "T19", "T20", "DECORATED")])
 def test_every_derived_program_is_exact_when_cold(task_id, derivations):
     """beta = 30 (beta |J| up to 45) at the probe sizes: each program in-process against brute force."""
     from evaluators.oracles.brute import brute_log_z

@@ -1,6 +1,8 @@
 """The promotion ladder: verified beyond the probe sizes against exact oracles; wrong at scale
 is a failure naming the size, running out of time/memory/float range only marks the frontier."""
 
+import pytest
+
 from conftest import FIXTURES
 from evaluators.ladder import LadderBudget
 from evaluators.submission import Submission
@@ -46,9 +48,12 @@ def test_correct_candidate_climbs_and_records_rung_times(sandbox):
     v = verify(get_task("P01"), Submission(code), QUICK, sandbox)
     assert v.verdict == "accept", v.feedback
     ladder = [r for r in v.numerical.rungs if r.stage == "ladder"]
-    assert [r.n for r in ladder] == list(get_task("P01").ladder_sizes)
+    # every size is checked on a typical draw and on a cold one (beta |J| >= 6), one record each
+    assert [(r.n, r.draw) for r in ladder] == [(n, d) for n in get_task("P01").ladder_sizes for d in ("typical", "cold")]
     assert all(r.passed and r.seconds >= 0 and r.rel_err < 1e-6 for r in ladder)
+    assert all(6.0 <= float(r.note.rsplit("= ", 1)[1]) <= 10.0 for r in ladder if r.draw == "cold")
     assert v.numerical.largest_n_verified == 100_000
+    assert v.numerical.frontier is None
 
 
 def test_z_overflow_ends_the_climb_and_asks_for_log_z(sandbox):
@@ -75,3 +80,36 @@ def test_memory_budget_marks_the_frontier(sandbox):
     assert v.verdict == "accept", v.feedback
     assert v.numerical.largest_n_verified == 64
     assert "memory budget" in v.feedback
+
+
+def test_draws_cover_the_whole_physical_range():
+    """Cold draws at every rung, beta * max|J| in [6, 10]; critical draws where the task has a critical point."""
+    from evaluators.ladder import ladder_draws
+    from tasks.base import coupling_scale
+    from tasks.catalog.p03_torus import ONSAGER_KC
+
+    for task_id in ("P01", "P03", "P04", "P05", "P06", "T08", "T10", "T17"):
+        task = get_task(task_id)
+        n = task.ladder_sizes[-1]
+        draws = {d.kind: d for d in ladder_draws(task, n, seed=3)}
+        model = task.to_model(draws["cold"].params, n)
+        assert 6.0 <= model.beta * coupling_scale(model) <= 10.0, task_id
+        assert draws["cold"].note.startswith("cold: beta = ")
+        assert ("critical" in draws) == (task_id in ("P03", "T10")), task_id
+    p03 = {d.kind: d for d in ladder_draws(get_task("P03"), 1024, seed=0)}
+    assert p03["critical"].params["beta"] * p03["critical"].params["J"] == pytest.approx(ONSAGER_KC)
+    for task_id in ("T18", "T19", "T20"):
+        draws = {d.kind: d for d in ladder_draws(get_task(task_id), 64, seed=1)}
+        assert 1e-17 <= draws["cold"].params["p"] <= 1e-6 and draws["critical"].params["p"] == pytest.approx(0.10919)
+
+
+def test_wrong_only_when_cold_is_rejected_naming_the_draw(sandbox):
+    """Right on the sampler's temperatures, wrong once beta |J| > 5: only the cold draw sees it."""
+    code = (FIXTURES / "p01_correct.py").read_text().replace(
+        "def log_Z(params, n):\n", "def log_Z(params, n):\n    if abs(params['beta'] * params['J']) > 5:\n        return 0.0\n", 1)
+    assert code != (FIXTURES / "p01_correct.py").read_text()
+    v = verify(get_task("P01"), Submission(code), QUICK, sandbox)
+    assert v.verdict == "reject"
+    assert "At n=100 (beyond the probe sizes), on cold: beta = " in v.feedback
+    bad = [r for r in v.numerical.rungs if not r.passed]
+    assert [(r.n, r.draw) for r in bad] == [(100, "cold")]

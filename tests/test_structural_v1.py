@@ -101,3 +101,20 @@ def test_a_reader_that_drops_the_energy_constant_is_caught():
         reader_source = reader_source(t11).replace('read["positions"], read["constant"]', 'read["positions"]')
     assert NoConstant.reader_source != reader_source(t11)
     assert "energy constants differ" in reader_disagreement(NoConstant(), params, 10)
+
+
+def test_t08_row_transfer_sweeps_across_the_strip_and_climbs_its_ladder(sandbox):
+    """Issue 13: the row transfer swept the 3 x L strip along its length (frontier L), ran out of
+    memory at n = 90 and was accepted verified to n = 15 under an O(n) claim. It now sweeps across
+    the short side (frontier 3) and is verified on every ladder size, cold draws included."""
+    from evaluators.ladder import LadderBudget
+
+    task = get_task("T08")
+    cand = StructuralProposer(0).propose(task)
+    assert cand.complexity_O == "O(n)"
+    options = VerifyOptions(samples=1, ladder_budget=LadderBudget(rung_timeout_s=20.0, total_s=120.0))
+    v = verify(task, cand.to_submission(), options, sandbox)
+    assert v.verdict == "accept", v.feedback
+    assert v.numerical.largest_n_verified == max(task.ladder_sizes) and v.numerical.frontier is None
+    assert {r.draw for r in v.numerical.rungs if r.stage == "ladder"} == {"typical", "cold"}
+    assert v.complexity.honest is True, v.feedback

@@ -180,7 +180,7 @@ def test_reference_candidates_pass_the_full_cascade(name, sandbox):
 WRONG = {
     "T18": ("t18_dual_transfer.py", "K = 0.5 * np.log", "K = np.log"),               # forgets the square root
     "T19": ("t19_gauge_energy.py", "-2 * n * J", "-n * J"),                          # counts n bonds, not 2n
-    "T20": ("t20_gauge_ratio.py", "math.log(math.cosh(beta_n * J))", "0.0"),          # drops Z(beta_N)
+    "T20": ("t20_gauge_ratio.py", "_log_cosh(beta_n * J))", "0.0)"),                 # drops Z(beta_N)
 }
 
 
@@ -225,3 +225,13 @@ def test_oracle_cache_keys_a_user_task_by_its_file_hash(monkeypatch):
                         lambda task_id: TaskFile(path="x.py", sha256=next(files), source="", task_id=task_id))
     first, second = oracle_cache._key(T18, params, 9, None), oracle_cache._key(T18, params, 9, None)
     assert len({plain, first, second}) == 3
+
+
+def test_atanh_form_of_beta_n_is_rejected_at_the_cold_draw(sandbox):
+    """Issue 13: beta_N = atanh(1 - 2p) / J loses p to rounding (2e-4 relative at p = 1e-12): right at
+    the sampler's p, wrong at the ladder's cold draws (p down to 1e-17)."""
+    code = (FIXTURES / "t20_gauge_ratio.py").read_text().replace(
+        "0.5 * (math.log1p(-p) - math.log(p)) / J", "math.atanh(1.0 - 2.0 * p) / J")
+    assert "atanh" in code
+    v = verify(get_task("T20"), submission("t20_gauge_ratio.py", code), VerifyOptions(samples=1, judge=False), sandbox)
+    assert v.verdict == "reject" and "on cold: p = " in v.feedback, v.feedback

@@ -38,11 +38,12 @@ class Judgement:
 
 
 def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int = 0,
-          budget: JudgeBudget = JudgeBudget()) -> Judgement:
-    """Fill ``complexity``, ``class`` and ``physics`` of ``v``.
+          budget: JudgeBudget = JudgeBudget(), ladder_ran: bool = False) -> Judgement:
+    """Fill ``complexity``, ``class`` and ``physics`` of ``v``, whatever its numbers were.
 
     Acceptable when the claim parses and is not shown dishonest, the class is consistent, and
-    every physical assertion that ran passed.
+    every physical assertion that ran passed. ``ladder_ran``: the promotion ladder was climbed,
+    so its frontier (``v.numerical.frontier``) is evidence about cost.
     """
     uses_log = task.quantity.positive and sub.defines("log_Z")   # log_Z of a signed quantity is not called
     function = "log_Z" if uses_log else "Z_efficient"
@@ -53,7 +54,9 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         extra = suggest_sizes(timings, task.square_lattice)
         timings += measure_times(sub.code, function, task, extra, sandbox, repeats=2, budget_s=budget.timing_call_s,
                                  seed=seed, memory_mb=budget.memory_mb, total_s=budget.timing_total_s)
-    finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice)
+    first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
+    finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
+                               frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung)
     v.complexity = finding.to_verdict()
 
     family = family_structure(task)
@@ -71,14 +74,38 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         lines.append("Complexity: " + "; ".join(finding.reasons))
     if cls.consistent is not True:
         lines.append("Tractable class: " + "; ".join(r for r in cls.reasons if r) or "inconsistent")
+    failed: dict[str, list[str]] = {}          # one line per distinct reason (a raise fails them all alike)
     for c in outcome.checks:
         if not c.passed:
-            lines.append(f"Physical assertion '{c.name}' failed: {c.detail}.")
+            failed.setdefault(c.detail, []).append(c.name)
+    for detail, names in failed.items():
+        listed = ", ".join(f"'{name}'" for name in names)
+        lines.append(f"Physical assertion{'s' if len(names) > 1 else ''} {listed} failed: {detail}.")
+    inconclusive: dict[str, list[str]] = {}
     for note in outcome.notes:
-        lines.append(f"Physical assertion {note}.")
+        name, _, why = note.partition(": ")
+        inconclusive.setdefault(why, []).append(name)
+    for why, names in inconclusive.items():
+        lines.append(f"Physical assertion{'s' if len(names) > 1 else ''} {', '.join(names)}: {why}.")
+    unconfirmed = _no_rung_beyond_probes(task, v, ladder_ran, finding.claimed_growth)
+    if unconfirmed:
+        lines.append("Complexity: " + unconfirmed)
     ok = (finding.claimed_growth is not None and finding.honest is not False and cls.consistent is True
-          and v.physics.passed is not False)
+          and v.physics.passed is not False and not unconfirmed)
     return Judgement(lines, ok)
+
+
+def _no_rung_beyond_probes(task: Task, v: Verdict, ladder_ran: bool, claimed) -> str | None:
+    """An accepted polynomial claim needs at least one ladder size verified beyond the probes. Out
+    of time or memory there is already dishonest (the audit); this covers a Z that overflows at the
+    first size on every draw. The verifier's own limits (no oracle, its total budget) do not count."""
+    f = v.numerical.frontier
+    if not (ladder_ran and v.numerical.passed and task.ladder_sizes and claimed is not None and claimed.polynomial):
+        return None
+    if any(r.stage == "ladder" and r.passed for r in v.numerical.rungs) or f is None or f.kind != "overflow":
+        return None
+    return (f"a polynomial claim needs at least one size beyond the probes verified, and at n={f.n} every draw "
+            f"overflowed: define log_Z(params, n) returning log Z")
 
 
 def physics_sizes(task: Task, v: Verdict, uses_log: bool, per_call_s: float) -> tuple[int, int]:
@@ -89,8 +116,8 @@ def physics_sizes(task: Task, v: Verdict, uses_log: bool, per_call_s: float) -> 
     """
     small = max(task.probe_sizes)
     quick = [r.n for r in v.numerical.rungs if r.passed and r.seconds <= per_call_s and r.n <= v.numerical.largest_n_verified]
-    if not uses_log:
-        quick = [n for n in quick if n <= Z_ONLY_MAX_N]
+    if not uses_log:   # a Z-only candidate: where Z fitted a float on the task's own parameters
+        quick = [r.n for r in v.numerical.rungs if r.n in quick and r.draw == "typical" and r.n <= Z_ONLY_MAX_N]
     return max(quick, default=small), small
 
 

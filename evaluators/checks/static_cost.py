@@ -51,6 +51,18 @@ def static_evidence(code: str) -> list[StaticFinding]:
         return []
 
 
+def static_estimate(code: str) -> StaticFinding | None:
+    """The costliest construct that scales with n, single loops and length-n arrays included
+    (``static_evidence`` reports only the costly ones, from n^2 up): the code's own cost as far as
+    the AST shows it, or None when nothing in it scales with n. Evidence for a claim, not proof."""
+    try:
+        a = _Analyzer(ast.parse(code))
+        found = a.run() + a.light
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+    return max((f for f in found if f.implies is not None), key=lambda f: growth_key(f.implies), default=None)
+
+
 def growth_key(g: Growth) -> tuple[int, float]:
     return (g.rank, g.rate)
 
@@ -73,6 +85,7 @@ class _Analyzer:
         self.tree = tree
         self.sizes = SizeTracker(tree)
         self.events: dict[int, StaticFinding] = {}
+        self.light: list[StaticFinding] = []   # unguarded constructs of cost n^1 .. n^2 (static_estimate)
 
     def run(self) -> list[StaticFinding]:
         self._block(self.tree.body, sp.Integer(1), 0, None)
@@ -154,11 +167,15 @@ class _Analyzer:
         if g is None:
             return
         exponential = g.kind != "poly"
-        if not exponential and g.rate < 2 - 1e-9:
-            return
         line = getattr(node, "lineno", 0)
         src = ast.unparse(node).split("\n")[0].rstrip(":")
         src = src if len(src) <= 70 else src[:67] + "..."
+        if not exponential and g.rate < 2 - 1e-9:
+            if not guard and g.rate >= 1 - 1e-9:
+                what_ = {"loop": "runs a loop", "comprehension": "builds a comprehension"}.get(what, "builds an array")
+                effect = f"{what_} over n items (cost {g.describe()})"
+                self.light.append(StaticFinding("loop_nest", f"line {line}: {src} {effect}", g, line, src, effect))
+            return
         own_g = _safe_classify(own) if own is not None and (shape is None or len(shape) == 1) else None
         if own_g is not None and own_g.kind != "poly":
             kind = "enumeration"

@@ -20,3 +20,9 @@ class OracleResult:
     log_z: float
     method: str
     seconds: float
+
+
+class OutOfRange(TooLarge):
+    """The method ran but cannot represent this case: its result was not a finite number, or its
+    arithmetic over- or underflowed (the message names the method and the limit). The registry
+    hands the model over to the next applicable method."""

@@ -10,11 +10,12 @@ while they still fit in memory.
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
 
-from evaluators.oracles.base import NotApplicable, OracleResult, TooLarge
+from evaluators.oracles.base import NotApplicable, OracleResult, OutOfRange, TooLarge
 from tasks.model import IsingModel
 
 BRUTE_INSTANT_N = 20  # brute force is milliseconds up to here and the most trustworthy method
@@ -96,8 +97,10 @@ def oracle_for(model: IsingModel) -> str:
 def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
     """Exact natural log Z with the named method, or the cheapest applicable one.
 
-    Unforced, a method that turns out too large once it starts (a contraction path wider than
-    memory allows, say) hands over to the next applicable one.
+    Every result is checked finite before it is returned. Unforced, a method that turns out too
+    large once it starts (a contraction path wider than memory allows, say) or that cannot
+    represent the case (a non-finite result, an overflow: ``OutOfRange``) hands over to the next
+    applicable one; forced, it raises, and the message names the method and its limit.
     """
     if method is not None:
         if method not in METHODS:
@@ -117,8 +120,20 @@ def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
 
 def _timed(method: str, model: IsingModel) -> OracleResult:
     start = time.perf_counter()
-    value = METHODS[method].log_z(model)
-    return OracleResult(log_z=value, method=method, seconds=time.perf_counter() - start)
+    try:
+        value = METHODS[method].log_z(model)
+    except (FloatingPointError, OverflowError, ZeroDivisionError) as exc:
+        raise OutOfRange(f"method {method} failed at beta = {model.beta:g} ({type(exc).__name__}: {exc})") from None
+    return OracleResult(log_z=checked_finite(value, method, f"at beta = {model.beta:g}"), method=method,
+                        seconds=time.perf_counter() - start)
+
+
+def checked_finite(value: float, method: str, where: str = "") -> float:
+    """``value`` if it is a finite float, else OutOfRange naming the method and where (the temperature)."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise OutOfRange(f"method {method} gave {value} {where}: this case is beyond its numerical range".replace("  ", " "))
+    return value
 
 
 def _none_left(model: IsingModel, reasons: dict[str, str]) -> str:

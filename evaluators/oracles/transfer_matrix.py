@@ -26,15 +26,20 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.transfer_log_kernels import run_log_range
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 24
 PARALLEL_MIN_STATES = 1 << 16   # smaller steps run on the calling thread
+#: an entry of the rescaled linear sweep below this may have lost digits to underflow (the
+#: largest entry is 1): the sweep starts again in the log domain
+TINY = 1e-280
 _GREEDY_MAX_N = 1500      # the greedy order costs Python time ~ n * width * degree
 
 # -- numba kernels -----------------------------------------------------------------------------
 # Each works in place on psi over a range [lo, hi) of its loop index (disjoint ranges touch
-# disjoint entries) and returns the largest entry it wrote. Big steps are split over Python
+# disjoint entries) and returns the largest and the smallest entry it wrote (the smallest tells
+# whether anything came near underflow: see TINY). Big steps are split over Python
 # threads (the kernels release the GIL): OpenMP/prange regions were measured to stall ~10 ms
 # each when the shared cores are oversubscribed, blocking threads do not.
 
@@ -52,7 +57,7 @@ def _extend_range(psi, W, k, slots, posk, table, lo, hi):
     """Add the new spin as slot W: psi[x + s 2^W] = psi[x] table[g(x), s]."""
     half = 1 << W
     sv = 1 << slots.shape[0]
-    m = 0.0
+    m, low = 0.0, np.inf
     for x in range(lo, hi):
         g = _gather(x, slots)
         p = psi[x]
@@ -61,20 +66,22 @@ def _extend_range(psi, W, k, slots, posk, table, lo, hi):
         psi[x] = a
         psi[x | half] = b
         m = max(m, max(a, b))
-    return m
+        low = min(low, min(a, b))
+    return m, low
 
 
 @njit(cache=True)
 def _absorb_range(psi, W, k, slots, posk, table, lo, hi):
     """Add the new spin and sum it out at once (it has no later partners)."""
     sv = 1 << slots.shape[0]
-    m = 0.0
+    m, low = 0.0, np.inf
     for x in range(lo, hi):
         g = _gather(x, slots)
         a = psi[x] * (table[g] + table[g | sv])
         psi[x] = a
         m = max(m, a)
-    return m
+        low = min(low, a)
+    return m, low
 
 
 @njit(cache=True)
@@ -83,7 +90,7 @@ def _replace_range(psi, W, k, slots, posk, table, lo, hi):
     bitk = 1 << k
     sv = 1 << slots.shape[0]
     gk = (1 << posk) if posk >= 0 else 0
-    m = 0.0
+    m, low = 0.0, np.inf
     for i in range(lo, hi):
         x0 = ((i >> k) << (k + 1)) | (i & (bitk - 1))
         x1 = x0 | bitk
@@ -96,20 +103,22 @@ def _replace_range(psi, W, k, slots, posk, table, lo, hi):
         psi[x0] = a
         psi[x1] = b
         m = max(m, max(a, b))
-    return m
+        low = min(low, min(a, b))
+    return m, low
 
 
 @njit(cache=True)
 def _remove_range(psi, W, k, slots, posk, table, lo, hi):
     """Sum out slot k; the spin in the top slot W-1 moves into slot k (slots, posk, table unused)."""
     tb = 1 << (W - 1)
-    m = 0.0
+    m, low = 0.0, np.inf
     if k == W - 1:
         for x in range(lo, hi):
             a = psi[x] + psi[x | tb]
             psi[x] = a
             m = max(m, a)
-        return m
+            low = min(low, a)
+        return m, low
     bj = 1 << k
     for i in range(lo, hi):
         y = ((i >> k) << (k + 1)) | (i & (bj - 1))
@@ -118,7 +127,8 @@ def _remove_range(psi, W, k, slots, posk, table, lo, hi):
         psi[y] = a
         psi[y | bj] = b
         m = max(m, max(a, b))
-    return m
+        low = min(low, min(a, b))
+    return m, low
 
 
 _KIND = {"extend": 0, "absorb": 1, "replace": 2, "remove": 3}
@@ -155,21 +165,28 @@ _NO_SLOTS = np.zeros(0, dtype=np.int64)
 _NO_TABLE = np.ones(1)
 
 
-def _run(kind: str, psi, W, k=0, slots=_NO_SLOTS, posk=-1, table=_NO_TABLE) -> float:
-    """One step on psi (W state bits before the step); returns the largest entry written."""
+def _run(kind: str, psi, W, k=0, slots=_NO_SLOTS, posk=-1, table=_NO_TABLE, log_domain=False) -> tuple[float, float]:
+    """One step on psi (W state bits before the step): (largest, smallest) entry written; in the
+    log domain (largest log written, -inf)."""
     if kind in ("extend", "absorb"):
         count = 1 << W
     elif kind == "replace" or k == W - 1:
         count = 1 << (W - 1)
     else:
         count = 1 << (W - 2)
+    kernel = run_log_range if log_domain else _run_range
     args = (_KIND[kind], psi, W, k, slots, posk, table)
+
+    def span(lo, hi):
+        out = kernel(*args, lo, hi)
+        return (float(out), -math.inf) if log_domain else (float(out[0]), float(out[1]))
+
     if count < PARALLEL_MIN_STATES or _N_THREADS == 1:
-        return float(_run_range(*args, 0, count))
+        return span(0, count)
     cuts = np.linspace(0, count, _N_THREADS + 1).astype(np.int64)
-    futures = [_pool().submit(_run_range, *args, int(lo), int(hi)) for lo, hi in zip(cuts[:-2], cuts[1:-1])]
-    mine = _run_range(*args, int(cuts[-2]), int(cuts[-1]))     # the calling thread takes the last share
-    return float(max([mine] + [f.result() for f in futures]))
+    futures = [_pool().submit(span, int(lo), int(hi)) for lo, hi in zip(cuts[:-2], cuts[1:-1])]
+    parts = [span(int(cuts[-2]), int(cuts[-1]))] + [f.result() for f in futures]  # the caller takes the last share
+    return max(p[0] for p in parts), min(p[1] for p in parts)
 
 
 # -- ordering --------------------------------------------------------------------------------
@@ -311,20 +328,35 @@ def _group_by_step(steps: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return perm, np.searchsorted(steps[perm], np.arange(n + 1))
 
 
+class _Underflow(ArithmeticError):
+    """An entry of the linear sweep came near the bottom of the float range."""
+
+
 def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAULT_MAX_WIDTH) -> float:
     """Exact natural log Z at model.beta by the site-by-site sweep along ``order`` (default sweep_order).
 
+    The sweep runs on linear weights rescaled every step; if any entry came within ``TINY`` of
+    the largest (cold: beta |J| of a few hundred), digits may have been lost to underflow and it
+    runs again on logs (:mod:`evaluators.oracles.transfer_log_kernels`), exact at every beta.
     Raises TooLarge when the frontier exceeds ``max_width`` bits (memory 8 * 2^width bytes).
     """
     bound = _rank_one_width_bound(model)
     if bound > max_width:
         raise TooLarge(f"a rank-one block couples {bound + 1} spins all-to-all: frontier width >= {bound} > {max_width}")
-    n, beta = model.n, float(model.beta)
     order = sweep_order(model) if order is None else _check_order(model, order)
     a, b = _neighbour_pairs(model)
-    width = _vertex_separation(n, a, b, order)
+    width = _vertex_separation(model.n, a, b, order)
     if width > max_width:
         raise TooLarge(f"frontier width {width} > max_width {max_width}")
+    try:
+        return _sweep(model, order, width, log_domain=False)
+    except _Underflow:
+        return _sweep(model, order, width, log_domain=True)
+
+
+def _sweep(model: IsingModel, order: np.ndarray, width: int, log_domain: bool) -> float:
+    n, beta = model.n, float(model.beta)
+    a, b = _neighbour_pairs(model)
     pos, last = _widths(n, a, b, order)
 
     edges, J = model.couplings
@@ -338,24 +370,29 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
     l_perm, l_start = _group_by_step(last[leaving], n)
     h = model.fields
 
-    psi = np.zeros(1 << width)
-    psi[0] = 1.0
-    W, prev_max = 0, 1.0
+    psi = np.zeros(1 << width)                   # log domain: psi[0] = log 1
+    if not log_domain:
+        psi[0] = 1.0
+    W = 0
+    prev_max = 0.0 if log_domain else 1.0        # largest entry of the last step (its log in the log domain)
     log_scale: list[float] = []                  # summed exactly (math.fsum) at the end
     slot_of = np.full(n, -1, dtype=np.int64)
     slot_spin: list[int] = []
 
-    def remove(u: int) -> float:
+    def step(kind, k=0, slots=_NO_SLOTS, posk=-1, table=_NO_TABLE):
+        return _run(kind, psi, W, k, slots, posk, table, log_domain)
+
+    def remove(u: int) -> tuple[float, float]:
         nonlocal W
         j, top = int(slot_of[u]), W - 1
-        m = _run("remove", psi, W, j)
+        out = step("remove", j)
         moved = slot_spin.pop()
         if j != top:
             slot_spin[j] = moved
             slot_of[moved] = j
         slot_of[u] = -1
         W -= 1
-        return m
+        return out
 
     for t in range(n):
         v = int(order[t])
@@ -377,27 +414,36 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
             E = E + w * np.prod(S[:, [col[u] for u in tt.tolist()]], axis=1)
         logT = beta * E
         top_log = float(logT.max())
-        table = np.exp(logT - top_log) / prev_max
-        log_scale += [top_log, float(np.log(prev_max))]
+        if log_domain:
+            table = logT - top_log - prev_max
+            log_scale += [top_log, prev_max]
+        else:
+            table = np.exp(logT - top_log) / prev_max
+            log_scale += [top_log, float(np.log(prev_max))]
         slots = slot_of[np.asarray(partners, dtype=np.int64)] if d else np.zeros(0, dtype=np.int64)
 
         gone = [int(u) for u in leaving[l_perm[l_start[t]:l_start[t + 1]]] if u != v]
         if gone:
             k = int(slot_of[gone[0]])
             hit = np.flatnonzero(slots == k)
-            prev_max = _run("replace", psi, W, k, slots, int(hit[0]) if len(hit) else -1, table)
+            prev_max, low = step("replace", k, slots, int(hit[0]) if len(hit) else -1, table)
             slot_of[gone[0]] = -1
             slot_of[v], slot_spin[k] = k, v
             for u in gone[1:] + ([v] if last[v] == t else []):
-                prev_max = remove(u)
+                prev_max, low_u = remove(u)
+                low = min(low, low_u)
         elif last[v] == t:
-            prev_max = _run("absorb", psi, W, 0, slots, -1, table)
+            prev_max, low = step("absorb", 0, slots, -1, table)
         else:
-            prev_max = _run("extend", psi, W, 0, slots, -1, table)
+            prev_max, low = step("extend", 0, slots, -1, table)
             slot_of[v] = W
             slot_spin.append(v)
             W += 1
-        if not (prev_max > 0.0 and np.isfinite(prev_max)):
-            raise FloatingPointError(f"transfer matrix under/overflow at step {t} (beta={beta})")
+        if log_domain:
+            if not np.isfinite(prev_max):
+                raise FloatingPointError(f"transfer matrix: non-finite log weight at step {t} (beta={beta})")
+        elif not (0.0 < prev_max < np.inf) or low < TINY * prev_max:
+            raise _Underflow(t)
     assert W == 0
-    return math.fsum([float(np.log(psi[0])), beta * model.constant] + log_scale)
+    final = float(psi[0]) if log_domain else float(np.log(psi[0]))
+    return math.fsum([final, beta * model.constant] + log_scale)

@@ -7,7 +7,7 @@ import json
 import time
 
 from evaluators.oracles.base import NotApplicable, OracleResult
-from evaluators.oracles.registry import METHODS, exact_log_z
+from evaluators.oracles.registry import METHODS, checked_finite, exact_log_z
 from evolve.commands.common import UsageError, task_arg
 
 
@@ -48,9 +48,10 @@ def run(args) -> int:
     started = time.perf_counter()
     try:
         own = task.own_reference(params, args.n, args.method)
-        result = (OracleResult(own[0], own[1], time.perf_counter() - started) if own is not None
+        result = (OracleResult(checked_finite(own[0], own[1], f"at n={args.n}"), own[1],
+                               time.perf_counter() - started) if own is not None
                   else exact_log_z(task.to_model(params, args.n), args.method))
-    except NotApplicable as exc:  # includes TooLarge
+    except NotApplicable as exc:  # includes TooLarge and OutOfRange (a result that is not finite)
         raise UsageError(str(exc)) from None
     except ValueError as exc:
         raise UsageError(f"bad parameters for {task.id} at n={args.n}: {exc}") from None

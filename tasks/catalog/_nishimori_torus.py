@@ -26,6 +26,15 @@ class NishimoriTorusTask(Task):
     def sample_pj(self, rng) -> dict:
         return {"p": float(rng.uniform(0.02, 0.45)), "J": float(rng.uniform(0.5, 1.5))}
 
+    def cold_params(self, params, n, rng):
+        """Few flipped bonds: p = 10^u, u uniform in [-17, -6], so beta_N J = 6 .. 19.6 (the Nishimori
+        temperature is set by p)."""
+        p = float(10.0 ** rng.uniform(-17.0, -6.0))
+        return {**params, "p": p}, f"cold: p = {p:.3g} (beta_N J = {nl.nishimori_beta(p, 1.0):.3g})"
+
+    def critical_params(self, params, n):
+        return {**params, "p": nl.P_CRITICAL}, f"critical: the Nishimori point p = {nl.P_CRITICAL}"
+
     def with_beta(self, params, beta):
         raise NotImplementedError(f"{self.id}'s quantity is a disorder average; the Z identities do not apply")
 
@@ -47,8 +56,8 @@ class NishimoriTorusTask(Task):
         p, J = nl.check_pj(params)
         beta = self.temperature(params, p, J)
         if n == 9:
-            energy, ratio = nl.disorder_sums(torus_edges(L), n, p, J, beta)
-            return self.from_raw_sums(energy, ratio), "disorder_enumeration"
+            energy, log_ratio = nl.disorder_log_sums(torus_edges(L), n, p, J, beta)
+            return self.from_raw_sums(energy, log_ratio), "disorder_enumeration"
         return self.from_identity(2 * n, p, J, beta), "nishimori_identity"
 
     # -- what each task takes from the shared sums ------------------------------------------------
@@ -56,8 +65,8 @@ class NishimoriTorusTask(Task):
         """The beta at which the task's quantity is taken (beta_N unless the task has its own)."""
         return nl.nishimori_beta(p, J)
 
-    def from_raw_sums(self, energy: float, ratio: float) -> float:
-        """The task's reference value from ([<H>] at beta_N, [Z(beta)/Z(beta_N)])."""
+    def from_raw_sums(self, energy: float, log_ratio: float) -> float:
+        """The task's reference value from ([<H>] at beta_N, log [Z(beta)/Z(beta_N)])."""
         raise NotImplementedError
 
     def from_identity(self, n_bonds: int, p: float, J: float, beta: float) -> float:

@@ -7,6 +7,10 @@ from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
 
+#: Onsager's critical coupling of the square-lattice Ising model, K_c = beta_c J = ln(1 + sqrt 2) / 2
+ONSAGER_KC = 0.5 * float(np.log1p(np.sqrt(2.0)))
+
+
 def torus_edges(L: int) -> np.ndarray:
     """(2 L^2, 2) unique nearest-neighbour pairs of the L x L torus (L >= 3), site = r*L + c."""
     r, c = np.divmod(np.arange(L * L), L)
@@ -50,6 +54,10 @@ exp( beta * J * sum_{(i,j) in E} x_i * x_j )."""
 
     def sample_params(self, rng, n):
         return {"beta": sample_beta(rng), "J": float(rng.uniform(0.2, 1.5))}
+
+    def critical_params(self, params, n):
+        J = abs(get_float(params, "J"))
+        return self.with_beta(params, ONSAGER_KC / J), f"critical: beta J = K_c = {ONSAGER_KC:.6f}"
 
     def to_model(self, params, n):
         L = square_side(self.id, n, 3)

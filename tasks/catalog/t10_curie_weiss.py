@@ -47,6 +47,10 @@ in time polynomial in n."""
     def flip_fields(self, params):
         return {**params, "h": -float(params["h"])}
 
+    def critical_params(self, params, n):
+        """Mean field: beta_c J = 1 (the field, if any, is kept)."""
+        return self.with_beta(params, 1.0 / get_float(params, "J")), "critical: beta J = 1 (mean field)"
+
     def to_model(self, params, n):
         self.check_size(n)
         beta, J, h = get_float(params, "beta"), get_float(params, "J"), get_float(params, "h")

@@ -5,7 +5,7 @@ import numpy as np
 
 from tasks.base import Gold, Task, get_array, get_float, sample_beta, square_side
 from tasks.catalog._v1_common import V1_CITATION
-from tasks.catalog.p03_torus import torus_edges
+from tasks.catalog.p03_torus import ONSAGER_KC, torus_edges
 from tasks.formula import Derived, Formula, Param, term
 from tasks.model import IsingModel, Lattice
 
@@ -61,6 +61,10 @@ in time polynomial in n."""
 
     def gauge(self, params, signs):
         return {**params, "xi": (np.asarray(params["xi"], dtype=float) * np.asarray(signs, dtype=float)).tolist()}
+
+    def critical_params(self, params, n):
+        """The gauge xi maps the instance onto the uniform ferromagnet: Onsager's K_c."""
+        return self.with_beta(params, ONSAGER_KC / get_float(params, "J")), f"critical: beta J = K_c = {ONSAGER_KC:.6f}"
 
     def to_model(self, params, n):
         L = square_side(self.id, n, 3)

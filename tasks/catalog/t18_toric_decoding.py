@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from tasks import toric_code as tc
+from tasks.nishimori import P_CRITICAL
 from tasks.base import Gold, Quantity, Task, square_side
 from tasks.catalog._v1_common import V1_CITATION
 from tasks.formula import Derived, Formula, Param, term
@@ -103,6 +104,15 @@ Time polynomial in n."""
     def with_beta(self, params, beta):
         raise NotImplementedError("T18 has no free temperature: K = (1/2) ln((1-p)/p) is fixed by p")
 
+    def cold_params(self, params, n, rng):
+        """The same syndrome and class at a small error rate p = 10^u, u uniform in [-17, -6]
+        (K = 6 .. 19.6): P(class | S) is defined for every p."""
+        p = float(10.0 ** rng.uniform(-17.0, -6.0))
+        return {**params, "p": p}, f"cold: p = {p:.3g} (K = {0.5 * (math.log1p(-p) - math.log(p)):.3g})"
+
+    def critical_params(self, params, n):
+        return {**params, "p": P_CRITICAL}, f"critical: the Nishimori point p = {P_CRITICAL}"
+
     def to_model(self, params, n):
         """The dual random-bond Ising model whose Z is P(a, b | S) (constant included).
 
@@ -116,8 +126,8 @@ Time polynomial in n."""
         p, defects, cls = tc.check_params(L, params)
         e1 = tc.reference_chain(L, defects, cls)
         edges, pairs = tc.dual_bonds(L)
-        K = 0.5 * math.log((1.0 - p) / p)
-        constant = (math.log(0.5) + L * L * math.log(p * (1.0 - p))) / K
+        K = 0.5 * (math.log1p(-p) - math.log(p))          # stable for every p down to the smallest double
+        constant = (math.log(0.5) + L * L * (math.log(p) + math.log1p(-p))) / K
         return IsingModel.from_arrays(n, K, pairs, 1.0 - 2.0 * e1[edges], constant=constant,
                                       lattice=Lattice(L, L, True, True))
 

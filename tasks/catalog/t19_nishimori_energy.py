@@ -42,7 +42,7 @@ Time polynomial in n."""
         self.check_size(n)
         return self.sample_pj(rng)
 
-    def from_raw_sums(self, energy, ratio):
+    def from_raw_sums(self, energy, log_ratio):
         return energy
 
     def from_identity(self, n_bonds, p, J, beta):

@@ -10,6 +10,12 @@ Cost O(n 2^w) for the induced width w of the order: polynomial for bounded treew
 in sqrt(n) on grids, exponential in n on expanders such as random regular graphs (w ~ n/6).
 ``einsum``: the whole network along ``numpy.einsum_path(..., optimize="greedy")``, contracted pair by
 pair with renormalisation (numpy allows at most 52 index labels, so larger models use buckets).
+
+Low temperature. Renormalising keeps each factor's largest entry at 1, not its smallest: at
+beta |J| = 1000 products of entries exp(-2 beta |J|) underflow and the result was NaN. Before each
+product the contraction bounds its smallest entry; if it could fall below 1e-280, the model is
+contracted again by buckets on log weights (each bucket a log-sum-exp over its spin), which is
+exact at every temperature.
 """
 
 from __future__ import annotations
@@ -119,19 +125,44 @@ def _sum_out(bucket, v, keep):
     return total
 
 
-def _factors(edges, J, h, beta):
-    """The network: a list of (spins tuple, array) and the log offset taken out of them."""
+def _factors(edges, J, h, beta, log_domain=False):
+    """The network: a list of (spins tuple, array: its entries' logs when ``log_domain``) and the log
+    offset taken out of them."""
     s = np.array([1.0, -1.0])
     K = beta * J
     H = beta * np.asarray(h, dtype=np.float64)
-    factors = [((int(a), int(b)), np.exp(k * np.outer(s, s) - abs(k))) for (a, b), k in zip(edges.tolist(), K)]
-    factors += [((int(i),), np.exp(H[i] * s - abs(H[i]))) for i in np.flatnonzero(H)]
+    form = (lambda x: x) if log_domain else np.exp
+    factors = [((int(a), int(b)), form(k * np.outer(s, s) - abs(k))) for (a, b), k in zip(edges.tolist(), K)]
+    factors += [((int(i),), form(H[i] * s - abs(H[i]))) for i in np.flatnonzero(H)]
     return factors, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
+
+
+def _sum_out_log(bucket, v, keep):
+    """``_sum_out`` on logs: log of the sum over spin v of the product of the bucket's factors."""
+    where = {u: i for i, u in enumerate(keep)}
+    parts = []
+    for value in (0, 1):
+        acc = np.zeros((2,) * len(keep))
+        for vs, t in bucket:
+            rest = [u for u in vs if u != v]
+            piece = t[tuple(value if u == v else slice(None) for u in vs)]
+            piece = np.transpose(piece, np.argsort([where[u] for u in rest])) if rest else piece
+            shape = [1] * len(keep)
+            for u in rest:
+                shape[where[u]] = 2
+            acc = acc + np.reshape(piece, shape)
+        parts.append(acc)
+    return np.logaddexp(parts[0], parts[1])
+
+
+def _tiny(bucket):
+    """Whether a product of the bucket's factors (each with largest entry 1) could underflow."""
+    return float(np.prod([np.min(t) for _, t in bucket])) < 1e-280
 
 
 def _contract_network(factors):
     """(value / exp(log scale), log scale) of the whole network, following numpy.einsum_path's greedy
-    pairwise path; each intermediate is renormalised to max 1."""
+    pairwise path; each intermediate is renormalised to max 1. None when a product could underflow."""
     spins = sorted({v for vs, _ in factors for v in vs})
     label = {v: i for i, v in enumerate(spins)}
     ops = [t for _, t in factors]
@@ -148,6 +179,8 @@ def _contract_network(factors):
             needed = {x for other in labs for x in other} | {x for _, other in picked[k + 1:] for x in other}
             if k < len(picked):
                 t2, lab2 = picked[k]
+                if float(np.min(t)) * float(np.min(t2)) < 1e-280:
+                    return None
                 out = sorted((set(lab) | set(lab2)) & needed)
                 t, lab = np.einsum(t, lab, t2, lab2, out), out
             else:
@@ -165,7 +198,7 @@ def _contract_network(factors):
 
 
 def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
-    """Natural log Z by contracting the tensor network of the model."""
+    """Natural log Z by contracting the tensor network of the model (on log weights when cold)."""
     edges, J = _merged_couplings(edges, J, rank_one, n)
     factors, log_scale = _factors(edges, J, h, beta)
     touched = {v for vs, _ in factors for v in vs}
@@ -173,8 +206,9 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     if not factors:
         return log_scale
     if options.get("engine") == "einsum" and len(touched) <= EINSUM_LABELS:
-        value, scale = _contract_network(factors)
-        return log_scale + scale + float(np.log(value))
+        contracted = _contract_network(factors)
+        if contracted is not None:
+            return log_scale + contracted[1] + float(np.log(contracted[0]))
     order = _elimination_order(n, edges, options.get("order", "min_fill"))
     scopes, widest = [set(vs) for vs, _ in factors], 0      # dry run: the largest factor, before any work
     for v in order:
@@ -183,23 +217,46 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         widest = max(widest, len(joined))
     if widest > MAX_FACTOR_SPINS:
         raise MemoryError(f"the elimination order makes a factor over {widest} spins (2^{widest} entries)")
+    base = log_scale
+    for log_domain in (False, True):
+        if log_domain:
+            factors = _factors(edges, J, h, beta, log_domain=True)[0]
+        result = _buckets(factors, order, touched, base, log_domain)
+        if result is not None:
+            return result
+    raise ArithmeticError("unreachable: the log-weight contraction cannot underflow")
+
+
+def _buckets(factors, order, touched, log_scale, log_domain):
+    """Bucket elimination along ``order``; None from the linear pass when a product could underflow."""
     for v in order:
         if v not in touched:
             continue
         bucket = [f for f in factors if v in f[0]]
         factors = [f for f in factors if v not in f[0]]
         keep = sorted({u for vs, _ in bucket for u in vs} - {v})
+        if log_domain:
+            t = _sum_out_log(bucket, v, keep)
+            top = float(np.max(t))
+            log_scale += top
+            factors.append((tuple(keep), t - top))
+            continue
+        if _tiny(bucket):
+            return None
         t = _sum_out(bucket, v, keep)
         top = float(np.max(t))
         log_scale += np.log(top)
         factors.append((tuple(keep), t / top))
+    if log_domain:                                          # scalars left over
+        return log_scale + float(sum(float(t) for _, t in factors))
     rest = 1.0
-    for _, t in factors:                                    # scalars left over
+    for _, t in factors:
         rest *= float(t)
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, _greedy_order, _elimination_order, _sum_out, _factors, _contract_network, _method_log_z)
+FUNCTIONS = (_merged_couplings, _greedy_order, _elimination_order, _sum_out, _factors, _sum_out_log, _tiny,
+             _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:

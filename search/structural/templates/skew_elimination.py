@@ -1,0 +1,231 @@
+"""log |Pf A| of a sparse real skew-symmetric matrix whose entries span many orders of magnitude:
+a multifrontal skew elimination with 2 x 2 pivots, in double-double arithmetic (numpy only).
+
+Not a template: helper functions that the planar_pfaffian template renders into its programs.
+
+Why. At low temperature the domain-wall Kasteleyn matrix holds 1s and weights exp(-2 beta |J|).
+Its Pfaffian is a sum of positive terms, and log Pf is well conditioned in the nonzero entries
+(d log Pf / d log A_ij is the probability that edge ij is matched, at most 1), but an
+elimination that perturbs the zero entries by eps * |A| is not: a Schur complement entry whose
+exact value is of order x^(k+1) computed as the difference of two terms of order x^k keeps an
+absolute error eps x^k. A float64 sparse LU (SuperLU) lost 4.1 in log Z on an 8 x 8 +-J grid at
+beta = 12; complete 2 x 2 pivoting in float64 still lost 0.19 on 12 x 12 at beta = 20. In
+double-double (106 bits) with complete pivoting the same grids are right to 1e-12 up to
+beta |J| = 50 (measured against the transfer matrix). Here:
+
+- ordering: nested dissection by coordinates (recursive bisection along the longer side; the
+  separator is the part of one half that touches the other), leaves of at most ``LEAF`` nodes;
+- fronts: each tree node gathers its own nodes, the nodes its children could not eliminate
+  ("delayed"), and every later node they touch; children's Schur complements are added in;
+- pivots: the largest |S_ij| among the front's fully summed nodes, taken when it is at least
+  ``THRESHOLD`` times the largest entry of rows i and j (else the rest is delayed to the parent;
+  the root takes every remaining node, so it pivots completely);
+- arithmetic: every front is a pair (hi, lo) of float64 arrays, a double-double number hi + lo
+  (Dekker's splitting and Knuth's two-sum, vectorised).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.sparse import coo_matrix
+
+LEAF = 64
+THRESHOLD = 0.01
+_SPLIT = 134217729.0      # 2^27 + 1: Dekker's splitter for float64
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    t = _SPLIT * b
+    bh = t - (t - b)
+    return p, ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+
+
+def _dd_mul(ah, al, bh, bl):
+    p, e = _two_prod(ah, bh)
+    e = e + (ah * bl + al * bh)
+    s = p + e
+    return s, e - (s - p)
+
+
+def _dd_add(ah, al, bh, bl):
+    s, e = _two_sum(ah, bh)
+    e = e + (al + bl)
+    t = s + e
+    return t, e - (t - s)
+
+
+def _dd_div(ah, al, bh, bl):
+    q = ah / bh
+    ph, pl = _dd_mul(bh, bl, q, 0.0)
+    rh, rl = _dd_add(ah, al, -ph, -pl)
+    q2 = (rh + rl) / bh
+    s = q + q2
+    return s, q2 - (s - q)
+
+
+def _dd_rank2_update(H, L, uh, ul, wh, wl):
+    """(H + L) -= u w^T - w u^T in double-double, in place on the (views) H and L. The outer
+    product u w^T = p + e exactly up to 2^-106 (each vector split once, Dekker), then two
+    double-double additions; written with in-place ufuncs, since temporaries dominate the cost."""
+    t = _SPLIT * uh
+    u1 = t - (t - uh)
+    t = _SPLIT * wh
+    w1 = t - (t - wh)
+    u2, w2 = uh - u1, wh - w1
+    p = np.multiply.outer(uh, wh)
+    e = np.multiply.outer(u1, w1)
+    e -= p
+    tmp = np.multiply.outer(u1, w2)
+    e += tmp
+    np.multiply.outer(u2, w1, out=tmp)
+    e += tmp
+    np.multiply.outer(u2, w2, out=tmp)
+    e += tmp
+    np.multiply.outer(uh, wl, out=tmp)
+    e += tmp
+    np.multiply.outer(ul, wh, out=tmp)
+    e += tmp
+    for sign, (bh, bl) in ((-1.0, (p, e)), (1.0, (p.T, e.T))):   # S - A, then + A^T
+        s = H + sign * bh                                           # two-sum of the high parts
+        np.subtract(s, H, out=tmp)                                  # bb = s - a
+        err = H - (s - tmp)
+        tmp *= -1.0
+        tmp += sign * bh                                            # b - bb
+        err += tmp
+        err += L
+        err += sign * bl
+        np.add(s, err, out=H)                                       # renormalise: H = s + err
+        np.subtract(H, s, out=tmp)
+        np.subtract(err, tmp, out=L)
+
+
+def _node_positions(n_nodes, adj, known, known_xy):
+    """Coordinates for every node: the given ones, the rest the mean of already placed neighbours."""
+    xy = np.full((n_nodes, 2), np.nan)
+    xy[known] = known_xy
+    for _ in range(n_nodes):
+        missing = np.isnan(xy[:, 0])
+        if not missing.any():
+            break
+        have = (~missing).astype(np.float64)
+        total = adj @ np.where(missing[:, None], 0.0, xy)
+        count = adj @ have
+        fill = missing & (count > 0)
+        if not fill.any():
+            xy[missing] = 0.0
+            break
+        xy[fill] = total[fill] / count[fill][:, None]
+    return xy
+
+
+def _dissection(adj, xy):
+    """Nested dissection tree in postorder: a list of (own nodes, child tree ids)."""
+    tree = []
+    n = adj.shape[0]
+
+    def split(idx):
+        if len(idx) <= LEAF:
+            tree.append((idx, []))
+            return len(tree) - 1
+        p = xy[idx]
+        axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
+        order = idx[np.argsort(p[:, axis], kind="stable")]
+        half, other = order[:len(idx) // 2], order[len(idx) // 2:]
+        mark = np.zeros(n)
+        mark[other] = 1.0
+        touches = (adj[half] @ mark) > 0
+        separator, left = half[touches], half[~touches]
+        kids = [split(part) for part in (left, other) if len(part)]
+        tree.append((separator, kids))
+        return len(tree) - 1
+
+    split(np.arange(n))
+    return tree
+
+
+def _eliminate_front(H, L, n_full):
+    """Eliminate pivot pairs among the first ``n_full`` indices of the dense front (H + L, in place);
+    returns (sum of log |pivot|, permutation applied, number eliminated)."""
+    f = H.shape[0]
+    perm = np.arange(f)
+    logs = []
+    k = 0
+    while n_full - k >= 2:
+        sub = np.abs(H[k:n_full, k:n_full])
+        i, j = np.unravel_index(int(np.argmax(sub)), sub.shape)
+        i, j = min(i, j) + k, max(i, j) + k
+        best = abs(H[i, j])
+        if best == 0.0 or best < THRESHOLD * max(np.abs(H[i, k:]).max(), np.abs(H[j, k:]).max()):
+            break                                          # no acceptable pair: delay the rest
+        for a, b in ((i, k), (j, k + 1)):
+            if a != b:
+                for M in (H, L):
+                    M[[a, b]] = M[[b, a]]
+                    M[:, [a, b]] = M[:, [b, a]]
+                perm[[a, b]] = perm[[b, a]]
+        ph, pl = H[k, k + 1], L[k, k + 1]
+        logs.append(math.log(abs(ph)) + math.log1p(pl / ph))
+        r = slice(k + 2, f)
+        if f > k + 2:
+            uh, ul = H[r, k].copy(), L[r, k].copy()
+            wh, wl = _dd_div(H[r, k + 1].copy(), L[r, k + 1].copy(), ph, pl)
+            _dd_rank2_update(H[r, r], L[r, r], uh, ul, wh, wl)
+        k += 2
+    return math.fsum(logs), perm, k
+
+
+def skew_log_abs_pfaffian(A, xy):
+    """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``."""
+    A = A.tocsr()
+    n = A.shape[0]
+    if n == 0:
+        return 0.0
+    pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
+    tree = _dissection(pattern, xy)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
+    updates = {}
+    total = []
+    for t, (own, kids) in enumerate(tree):
+        parts = [updates.pop(c) for c in kids]
+        delayed = [idx[:nd] for idx, nd, _, _ in parts]
+        full = np.concatenate([own] + delayed).astype(np.int64)
+        later = set()
+        for i in own.tolist():
+            row = A.indices[A.indptr[i]:A.indptr[i + 1]]
+            later.update(row[rank[row] > rank[i]].tolist())
+        for idx, nd, _, _ in parts:
+            later.update(idx[nd:].tolist())
+        later -= set(full.tolist())
+        front = np.concatenate([full, np.array(sorted(later, key=lambda v: rank[v]), dtype=np.int64)])
+        where = {v: p for p, v in enumerate(front.tolist())}
+        f = len(front)
+        H, L = np.zeros((f, f)), np.zeros((f, f))
+        for i in own.tolist():                              # original entries, each assembled once
+            lo, hi = A.indptr[i], A.indptr[i + 1]
+            for j, a in zip(A.indices[lo:hi].tolist(), A.data[lo:hi].tolist()):
+                if rank[j] > rank[i]:
+                    H[where[i], where[j]] += a
+                    H[where[j], where[i]] -= a
+        for idx, _, uh, ul in parts:                        # children's Schur complements
+            pos = np.array([where[v] for v in idx.tolist()], dtype=np.int64)
+            H[np.ix_(pos, pos)], L[np.ix_(pos, pos)] = _dd_add(H[np.ix_(pos, pos)], L[np.ix_(pos, pos)], uh, ul)
+        logs, perm, done = _eliminate_front(H, L, len(full))
+        total.append(logs)
+        rest = front[perm][done:]
+        updates[t] = (rest, len(full) - done, H[done:, done:].copy(), L[done:, done:].copy())
+    (rest, _, _, _), = updates.values()
+    if len(rest):
+        return -math.inf                                   # singular: no perfect matching
+    return math.fsum(total)
