@@ -11,7 +11,12 @@ only places that know the record layout:
 - ``promotion``: ``id``, ``score`` (a new best program);
 - ``migration`` / ``reset``: the database's MigrationEvent / ResetEvent fields;
 - ``budget``: the run's counters at a snapshot; ``snapshot``: ``file``, ``journal_seq``;
-- ``finish``: ``reason``.
+- ``finish``: ``reason``;
+- ``resume``: one per ``evolve resume``: ``snapshot`` (the file it started from, or None) and
+  ``covered`` (the journal record that snapshot covers), ``extra`` (budgets raised by this resume:
+  ``proposals``, ``evaluations``, ``wall_time_s``), ``refused`` (snapshots refused, with reasons),
+  ``lost_records`` (records lost from the journal and accepted with ``--accept-loss``), and for runs
+  created before identities existed ``config_sha256`` and ``config`` (the identity recorded from then on).
 
 Records of kinds this version does not know decode to None (readers skip them).
 """
@@ -69,8 +74,22 @@ class FinishEvent:
     reason: str
 
 
+EXTRA_BUDGETS = ("proposals", "evaluations", "wall_time_s")
+
+
+@dataclass(frozen=True)
+class ResumeEvent:
+    snapshot: str | None
+    covered: int
+    extra: dict = field(default_factory=dict)      # budget name (EXTRA_BUDGETS) -> amount added
+    refused: tuple[str, ...] = ()
+    lost_records: int = 0
+    config_sha256: str | None = None               # only when the header has none (older runs)
+    config: dict | None = None
+
+
 Event = (ProposalEvent | EvaluationEvent | DuplicateEvent | PromotionEvent | MigrationEvent | ResetEvent
-         | BudgetEvent | SnapshotEvent | FinishEvent)
+         | BudgetEvent | SnapshotEvent | FinishEvent | ResumeEvent)
 
 
 def encode(event) -> dict:
@@ -94,6 +113,12 @@ def encode(event) -> dict:
         return {"kind": "snapshot", "file": event.file, "journal_seq": int(event.journal_seq)}
     if isinstance(event, FinishEvent):
         return {"kind": "finish", "reason": event.reason}
+    if isinstance(event, ResumeEvent):
+        rec = {"kind": "resume", "snapshot": event.snapshot, "covered": int(event.covered), "extra": dict(event.extra),
+               "refused": list(event.refused), "lost_records": int(event.lost_records)}
+        if event.config_sha256:
+            rec.update(config_sha256=event.config_sha256, config=event.config)
+        return rec
     raise TypeError(f"not a run event: {type(event).__name__}")
 
 
@@ -122,7 +147,21 @@ def decode(record: dict):
         return SnapshotEvent(str(record["file"]), int(record["journal_seq"]))
     if kind == "finish":
         return FinishEvent(str(record.get("reason", "")))
+    if kind == "resume":
+        return ResumeEvent(record.get("snapshot"), int(record.get("covered", 0)), dict(record.get("extra") or {}),
+                           tuple(record.get("refused") or ()), int(record.get("lost_records", 0)),
+                           record.get("config_sha256"), record.get("config"))
     return None
+
+
+def extra_budgets(records: list[dict]) -> dict:
+    """The budgets raised by every resume so far (``resume`` records), summed per budget."""
+    total = dict.fromkeys(EXTRA_BUDGETS, 0)
+    for rec in records:
+        event = decode(rec) if rec.get("kind") == "resume" else None
+        for name in EXTRA_BUDGETS:
+            total[name] += (event.extra.get(name) or 0) if event is not None else 0
+    return total
 
 
 def _known(cls, record: dict) -> dict:
