@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import closing
 from pathlib import Path
@@ -64,6 +66,8 @@ class LocalRayCluster:
         self.cpus, self.timeout = cpus, start_timeout_s
         self.nodes: list[subprocess.Popen] = []
         self.port = None
+        # Ray's socket paths must stay under 108 bytes: its temp dirs go in a short folder of /tmp
+        self.temp = Path(tempfile.mkdtemp(prefix="evrc-", dir="/tmp"))
 
     @property
     def address(self) -> str:
@@ -72,7 +76,7 @@ class LocalRayCluster:
     def _start(self, name: str, args: list[str]) -> None:
         ports = free_ports(6)
         log = open(self.root / f"{name}.log", "w")
-        cmd = [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--temp-dir", str(self.root / name),
+        cmd = [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--temp-dir", str(self.temp / name),
                "--disable-usage-stats", "--min-worker-port", "0",
                "--max-worker-port", "0", "--node-manager-port", str(ports[0]), "--object-manager-port", str(ports[1]),
                "--dashboard-agent-listen-port", str(ports[2]), "--dashboard-agent-grpc-port", str(ports[3]),
@@ -121,6 +125,7 @@ class LocalRayCluster:
             except subprocess.TimeoutExpired:
                 node.kill()
         self.nodes = []
+        shutil.rmtree(self.temp, ignore_errors=True)
         return killed
 
     def __enter__(self) -> "LocalRayCluster":
