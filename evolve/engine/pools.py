@@ -83,6 +83,9 @@ class _FixedSet:
     def __init__(self, kind: str, actors: list):
         self.kind, self.actors = kind, list(actors)
 
+    def log(self, message: str) -> None:
+        pass
+
     def replace(self, index: int, dead, error: BaseException) -> None:
         raise error
 
@@ -109,6 +112,8 @@ def _run(actors, method: str, items: list) -> Iterator:
                                 f"({type(exc).__name__}); giving up on it") from exc
             actors.replace(slot, handle, exc)
             send(i, slot, attempt + 1)
+            actors.log(f"{method.replace('propose', 'proposal').replace('evaluate', 'evaluation')} of "
+                       f"{getattr(items[i], 'id', i)} sent again (attempt {attempt + 1})")
             continue
         yield i, result
 
