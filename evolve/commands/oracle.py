@@ -62,10 +62,14 @@ def run(args) -> int:
         params = _read_params(args.params)
     else:
         check_seed(args.seed, "--seed")
+        try:
+            params = task.probe_params(args.n, args.seed, 0)
+        except MemoryError:
+            raise UsageError(f"--n {args.n}: not enough memory to draw {task.id}'s parameters at this size") from None
+        except (ValueError, OverflowError) as exc:   # numpy refuses absurd sizes
+            raise UsageError(f"--n {args.n}: cannot draw {task.id}'s parameters at this size ({exc})") from None
     started = time.perf_counter()
     try:
-        if not args.params:
-            params = task.probe_params(args.n, args.seed, 0)
         own = task.own_reference(params, args.n, args.method)
         result = (OracleResult(own[0], own[1], time.perf_counter() - started) if own is not None
                   else exact_log_z(task.to_model(params, args.n), args.method))
@@ -73,9 +77,11 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     except MemoryError:
         raise UsageError(f"--n {args.n}: {task.id} at this size needs more memory than this process may use") from None
+    except OverflowError as exc:
+        raise UsageError(f"--n {args.n}: too large for {task.id} ({exc})") from None
     except (ValueError, TypeError, KeyError, IndexError) as exc:
-        if not args.params:
-            raise
+        if not args.params:   # parameters drawn by the task itself: what is wrong is the size (numpy's limits)
+            raise UsageError(f"--n {args.n}: {task.id} cannot be built at this size ({exc})") from None
         raise UsageError(f"--params {args.params}: bad parameters for {task.id} at n={args.n}: {exc}") from None
     q = task.quantity
     # a declared quantity (Tier 2) is printed under its own name; a signed one is not a log
