@@ -342,3 +342,16 @@ def test_every_config_key_against_every_hostile_value(tmp_path, key):
 @given(key=st.sampled_from(CONFIG_KEYS), value=st.one_of(JSON, hostile_text()))
 def test_every_config_key_against_drawn_values(tmp_path_factory, key, value):
     try_config(tmp_path_factory.mktemp("cfg"), key, value)
+
+
+@pytest.mark.parametrize("where", ["evolve.store.run_store._new_run_dir", "evolve.store.run_store.atomic_write",
+                                   "evolve.store.run_store.Journal.create"])
+def test_a_run_root_that_refuses_writes_is_one_line_and_leaves_nothing(files, tmp_path, where):
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "runs" / "x"))
+
+    (tmp_path / "runs").mkdir()
+    with stubbed_search(tmp_path), mock.patch(where, refuse):
+        status, _, err = run(["launch", files / "ok.yaml", "--run-root", tmp_path / "runs"])
+    assert status == 2 and "cannot create a run directory" in err and "Permission denied" in err
+    assert not any((tmp_path / "runs").iterdir()), "the half-made run directory was removed"

@@ -179,3 +179,21 @@ def test_sigkill_of_the_driver_alone_ends_its_ray_and_marks_the_run_failed(tmp_p
     status = json.loads((run / "status.json").read_text())
     assert status["state"] == "failed" and f"driver (pid {driver.pid}) died" in status["counts"]["reason"]
     assert "failed: the driver" in (run / "run.log").read_text()
+
+
+def test_a_run_directory_that_refuses_writes_mid_run_is_one_line_and_the_run_failed(ray_session, tmp_path,
+                                                                                    monkeypatch, capsys):
+    from evolve import cli
+
+    def refuse(self, candidate, verdict):
+        raise PermissionError(13, "Permission denied", str(self.path / "best" / "program.py"))
+
+    monkeypatch.setattr(RunStore, "write_best", refuse)
+    cfg_path = tmp_path / "cfg.yaml"
+    cfg_path.write_text(yaml.safe_dump(CONFIG))
+    assert cli.main(["launch", str(cfg_path), "--run-root", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Permission denied" in err and "best/program.py" in err
+    (run,) = (tmp_path / "runs").iterdir()
+    status = json.loads((run / "status.json").read_text())
+    assert status["state"] == "failed" and status["counts"]["reason"].startswith("PermissionError")

@@ -174,15 +174,24 @@ def _drive(cfg, store: RunStore, session: RaySession, **kwargs) -> int:
             drive(cfg, store, address=session.address, **kwargs)
     except (KeyboardInterrupt, Terminated):
         raise
+    except OSError as exc:
+        if not str(exc.filename or "").startswith(str(store.path)):
+            return _failed(store, exc, kwargs)
+        # the run directory (or its disk) refused a write: the user's to fix
+        raise UsageError(f"cannot write to the run directory {store.path}: {exc.strerror or exc} "
+                         f"({exc.filename or 'a file in it'}); the run is marked failed where it could be") from None
     except Exception as exc:  # noqa: BLE001 - drive recorded it; the user gets one line, not a traceback
-        print(f"evolve {'resume' if kwargs else 'launch'}: the run failed: {type(exc).__name__}: "
-              f"{' '.join(str(exc).split())[:300]} (recorded in {store.path}/status.json and run.log)",
-              file=sys.stderr)
-        return 1
+        return _failed(store, exc, kwargs)
     finally:
         store.close()
     _report(store)
     return 0
+
+
+def _failed(store: RunStore, exc: BaseException, kwargs: dict) -> int:
+    print(f"evolve {'resume' if kwargs else 'launch'}: the run failed: {type(exc).__name__}: "
+          f"{' '.join(str(exc).split())[:300]} (recorded in {store.path}/status.json and run.log)", file=sys.stderr)
+    return 1
 
 
 def _report(store) -> None:
