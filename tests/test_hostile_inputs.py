@@ -355,3 +355,26 @@ def test_a_run_root_that_refuses_writes_is_one_line_and_leaves_nothing(files, tm
         status, _, err = run(["launch", files / "ok.yaml", "--run-root", tmp_path / "runs"])
     assert status == 2 and "cannot create a run directory" in err and "Permission denied" in err
     assert not any((tmp_path / "runs").iterdir()), "the half-made run directory was removed"
+
+
+def test_a_negative_size_is_refused_for_every_task_naming_the_flag():
+    from tasks.registry import all_tasks
+
+    for task in all_tasks():
+        status, _, err = run(["oracle", "--task", task.id, "--n", "-5", "--seed", "0"])
+        assert status == 2 and "--n must be a positive number of spins, got -5" in err, task.id
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs a resource limit on a child process")
+def test_a_size_beyond_the_memory_limit_is_one_line(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    def limit():      # 3 GB of address space: P01 at n = 10^9 needs 8 GB for its couplings alone
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    done = subprocess.run([str(Path(sys.executable).with_name("evolve")), "oracle", "--task", "P01", "--n",
+                           str(10 ** 9), "--seed", "0"], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert "--n 1000000000" in done.stderr and "memory" in done.stderr
