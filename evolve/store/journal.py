@@ -18,7 +18,8 @@ Journal schema (``JOURNAL_SCHEMA = 1``). Every record is a dict of plain msgpack
 ``kind``, ``seq`` (0 for the header, then 1, 2, ... in file order) and ``t`` (Unix seconds):
 
 - ``header``: ``schema``, ``run_id``, ``created`` (ISO 8601 UTC), plus the creator's meta
-  (the run store adds ``task``). Always the first record.
+  (the run store adds ``task``, ``config`` and ``config_sha256``, the run's identity). Always the
+  first record.
 - ``proposal``: ``candidate`` (``search.candidate.Candidate.to_dict()``: id, task, code,
   tractable_class, complexity_O, confidence, justification, proposer, model, prompt_id,
   parent_ids (parent first), tokens_in, tokens_out, cost_usd, parse_error, error_kind, ...),
@@ -32,6 +33,7 @@ Journal schema (``JOURNAL_SCHEMA = 1``). Every record is a dict of plain msgpack
 - ``snapshot``: ``file`` (name in ``snapshots/``), ``journal_seq`` (last record it covers).
 - ``budget``: counters (``tokens_in``, ``tokens_out``, ``usd``, ...).
 - ``finish``: ``reason``.
+- ``resume``: what a resume started from and added (``evolve.store.events.ResumeEvent``).
 
 Readers ignore keys and kinds they do not know; a change of meaning bumps ``JOURNAL_SCHEMA``.
 """
@@ -51,8 +53,8 @@ from pathlib import Path
 import msgpack
 
 JOURNAL_SCHEMA = 1
-RECORD_KINDS = ("header", "proposal", "evaluation", "promotion", "migration", "reset", "snapshot",
-                "budget", "finish")
+RECORD_KINDS = ("header", "proposal", "evaluation", "duplicate", "promotion", "migration", "reset", "snapshot",
+                "budget", "finish", "resume")
 MAX_RECORD_BYTES = 1 << 28  # 256 MiB: a longer length field is corruption, not a record
 _LEN = struct.Struct(">I")
 _FRAME_OVERHEAD = 2 * _LEN.size
