@@ -70,7 +70,9 @@ def kill_when(store, name: str, ready, killed: list, timeout_s: float = 240) -> 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if ready(read_journal(store.path / "journal.msgpack").records):
-            actor = ray.get_actor(f"evolve:{store.run_id}:{name}")
+            (full,) = [a for a in ray.util.list_named_actors()
+                       if a.startswith(f"evolve:{store.run_id}:") and a.endswith(f":{name}")]
+            actor = ray.get_actor(full)
             ray.kill(actor)
             killed.append((name, time.monotonic()))
             return

@@ -41,7 +41,7 @@ def check_seconds(value: float, flag: str, limit: float = 86400.0) -> None:
 
 def check_count(value: int, flag: str, low: int = 1, high: int = 10 ** 6) -> None:
     if not low <= value <= high:
-        raise UsageError(f"{flag} must be in [{low}, {high}], got {value}")
+        raise UsageError(f"{flag} must be at least {low} and at most {high}, got {value}")
 
 
 TASK_FILE_HELP = ("a Python file defining TASK = YourTask() (a tasks.base.Task subclass): its task joins the "

@@ -8,6 +8,7 @@ reason (any exception), and the actors are killed.
 from __future__ import annotations
 
 import dataclasses
+import secrets
 
 import ray
 
@@ -92,8 +93,9 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
     try:
         strategy, actors = make_strategy(cfg, remote=True)
         sections = {name: options for name, options in cfg.proposers.items() if options.weight > 0}
-        name = f"evolve:{store.run_id}"
-        # named, so `ray list actors` (and a test that kills one) can find them; a replacement is a new incarnation
+        # named, so `ray list actors` (and a test that kills one) can find them: run id, then a tag of this
+        # drive (two runs may share a run id in different folders), then kind, index and incarnation
+        name = f"evolve:{store.run_id}:{secrets.token_hex(3)}"
         proposers = ActorSet("proposer", lambda i, k: ray.remote(num_cpus=0)(ProposerWorker).options(
             name=f"{name}:proposer:{i}.{k}").remote(cfg.task, sections, proposer_context(cfg), files),
             cfg.ray.num_proposers, log=store.log)
