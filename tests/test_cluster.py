@@ -19,7 +19,7 @@ EVOLVE = str(Path(sys.executable).with_name("evolve"))
 CONFIG = {
     "task": "P01", "seed": 3,
     "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
-    "evaluator": {"samples": 1, "ladder_total_s": 10, "rung_timeout_s": 5, "judge": False},
+    "evaluator": {"samples": 1, "ladder": False, "judge": False},      # where evaluations run is under test, not how
     # one evaluator per CPU and one CPU per node: Ray must place one evaluator on each node
     "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 1.0},
 }
@@ -69,7 +69,8 @@ def test_a_launch_on_a_two_node_cluster_evaluates_on_both_nodes(cluster, tmp_pat
 def test_a_wrong_token_is_one_line_and_leaves_no_run_directory(cluster, tmp_path):
     wrong = tmp_path / "wrong-token"
     wrong.write_text("0" * 64)
-    done = launch(CONFIG, tmp_path, client_env(cluster, wrong), "--address", cluster.address)
+    env = {**client_env(cluster, wrong), "RAY_gcs_server_port_wait_time_s": "1"}   # Ray's retries: 1 s, not 5
+    done = launch(CONFIG, tmp_path, env, "--address", cluster.address)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "refused this client's token" in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

@@ -33,7 +33,7 @@ ray = pytest.importorskip("ray")
 
 CONFIG = {
     "task": "P01", "seed": 3,
-    "budgets": {"proposals": 12, "evaluations": 12, "wall_time_s": 600},
+    "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
     "evaluator": {"samples": 1, "ladder_total_s": 10, "rung_timeout_s": 5, "judge": False},
     "strategies": {"islands": {"islands": 2, "migration_interval": 4}},
     "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
@@ -93,11 +93,11 @@ def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_s
     assert [k for k, _ in killed] == ["evaluator:0.0", "proposer:0.0"]
     log = (hit.path / "run.log").read_text()
     assert "evaluator actor 0 died" in log and "proposer actor 0 died" in log
-    assert "finished: proposal budget reached (12)" in log
+    assert "finished: proposal budget reached (8)" in log
 
     proposals, evaluations = records(hit.path, "proposal"), records(hit.path, "evaluation")
     ids = [p["candidate"]["id"] for p in proposals]
-    assert len(ids) == 12 == len(set(ids)), "every slot proposed once"
+    assert len(ids) == 8 == len(set(ids)), "every slot proposed once"
     judged = [e["id"] for e in evaluations]
     assert len(judged) == len(set(judged)), "nothing judged twice"
     duplicates = {r["id"] for r in records(hit.path, "duplicate")}
