@@ -9,6 +9,7 @@ record in status.json and run.log (``evolve.engine.runtime.drive``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -140,7 +141,7 @@ def run_resume(args) -> int:
     except BaseException:
         store.close()
         raise
-    with session:
+    with session, contextlib.closing(store):
         if store.identity_note:
             _say(store, store.identity_note)
         if store.loss is not None:

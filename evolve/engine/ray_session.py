@@ -155,15 +155,12 @@ class RaySession:
         os.environ.setdefault("RAY_DEDUP_LOGS", "0")
         if self.address is not None:
             check_address(self.address)
-            self._start_sentinel(local=False)
-            join_cluster(self.address)
-        else:
-            gcs = self._start_sentinel(local=True)
-            try:
-                join_cluster(gcs, reach_check=False)
-            except BaseException:
-                self.close()
-                raise
+        gcs = self._start_sentinel(local=self.address is None)
+        try:
+            join_cluster(self.address or gcs, reach_check=self.address is not None)
+        except BaseException:
+            self.close()
+            raise
         self.joined = True
         return self
 
