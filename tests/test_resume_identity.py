@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from evolve import cli
-from evolve.store.events import ResumeEvent, extra_budgets
+from evolve.store.events import ProposalEvent, ResumeEvent, extra_budgets
 from evolve.store.integrity import changed_keys, config_sha256
 from evolve.store.journal import encode_frame, journal_is_held, read_journal, read_tip
 from evolve.store.run_store import RunStore, RunStoreError
+from search.candidate import Candidate
 
 CONFIG = {"task": "P04", "seed": 7, "budgets": {"proposals": 8, "evaluations": 8}, "ray": {"batch_size": 4}}
 LEGACY = Path(__file__).parent / "fixtures" / "legacy_runs"
@@ -23,7 +24,8 @@ def make_run(root, config=CONFIG, generations=3, records_per_generation=4, paylo
     store = RunStore.create(root, config, config["task"])
     for g in range(1, generations + 1):
         for s in range(records_per_generation):
-            store.journal.append({"kind": "proposal", "candidate": {"id": f"g{g:04d}s{s:02d}", "code": "x" * payload}})
+            code = "def Z_efficient(params, n):\n    return 1.0\n" + "#" * payload
+            store.record(ProposalEvent(Candidate(id=f"g{g:04d}s{s:02d}", task=config["task"], code=code), g, s))
         counters = {"generation": g, "proposals": records_per_generation * g}
         seq = store.journal.append({"kind": "budget", **counters})
         store.save_snapshot({"counters": counters, "schema": 2}, seq)
@@ -100,6 +102,8 @@ def test_sixty_kilobytes_cut_off_a_journal_is_a_loss_reported_with_its_size(tmp_
     assert path.read_bytes() == data[:-60_000], "a refused journal is left as it was"
     assert cli.main(["resume", str(run)]) == 2
     assert f"{lost} record(s) were lost" in capsys.readouterr().err
+    assert cli.main(["show", str(run)]) == 0       # a look inside says so too
+    assert f"the journal LOST {lost} record(s)" in capsys.readouterr().out
     with RunStore.open(run, accept_loss=True) as store:
         assert store.loss.lost_records == lost
         point = store.resume_point()

@@ -128,6 +128,9 @@ def run_show(args) -> int:
     print(f"class labels claimed: {', '.join(s['class_labels']) or '-'}")
     print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
           f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
+    if s.get("journal_lost_records"):
+        print(f"the journal LOST {s['journal_lost_records']} record(s) the run had written (more than a torn tail); "
+              "this summary lacks them, and `evolve resume` refuses the run unless --accept-loss")
     if not top:
         print("no evaluated programs yet")
         return 0

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.store.journal import JournalContents, read_tip, tip_path
+from evolve.store.journal import JournalContents, JournalError, read_header, read_tip, tip_path
 from evolve.store.snapshots import read_snapshot, snapshot_files
 
 
@@ -88,20 +88,33 @@ class JournalLoss:
                 "(at most the last, partially written record)")
 
 
-def journal_loss(journal: Path, contents: JournalContents) -> JournalLoss | None:
-    """The loss the witnesses of ``journal`` (its tip, the run's snapshots) reveal, or None."""
-    run_id = contents.header.get("run_id")
-    witnesses = []
+def witnesses(journal: Path, run_id: str | None = None) -> list[tuple[int, str]]:
+    """(record seq, what says so) for every witness of ``journal``: its tip and the run's snapshots
+    (``run_id``: only snapshots of that run count; None: read it from the journal's header). A
+    reader of a live run reads these *before* the journal, so a record written in between can
+    never look lost."""
+    if run_id is None:
+        try:
+            run_id = read_header(journal).get("run_id")
+        except (OSError, JournalError):
+            return []
+    out = []
     tip = read_tip(journal)
     if tip is not None:
-        witnesses.append((tip[0], f"{tip_path(journal).name} (the last record acknowledged)"))
+        out.append((tip[0], f"{tip_path(journal).name} (the last record acknowledged)"))
     for snap in snapshot_files(journal.parent):
         frame = read_snapshot(snap)
         if frame is not None and frame.get("run_id") == run_id:
-            witnesses.append((int(frame["journal_seq"]), f"snapshot {snap.name}"))
-    if not witnesses:
+            out.append((int(frame["journal_seq"]), f"snapshot {snap.name}"))
+    return out
+
+
+def journal_loss(journal: Path, contents: JournalContents, seen: list[tuple[int, str]] | None = None) -> JournalLoss | None:
+    """The loss the witnesses of ``journal`` reveal (``seen``: read beforehand with :func:`witnesses`), or None."""
+    seen = witnesses(journal, contents.header.get("run_id")) if seen is None else seen
+    if not seen:
         return None
-    seq, witness = max(witnesses)
+    seq, witness = max(seen)
     if seq <= contents.last_seq:
         return None
     return JournalLoss(contents.last_seq, seq, witness, contents.dropped_bytes)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
                                  decode)
+from evolve.store.integrity import journal_loss, witnesses
 from evolve.store.journal import read_journal
 from evolve.store.run_store import check_run_dir, read_status
 from search.candidate import Candidate
@@ -76,8 +77,10 @@ class RunIndex:
 
     def __init__(self, run_dir: str | Path):
         self.path = check_run_dir(run_dir)
+        seen = witnesses(self.path / "journal.msgpack")      # before the journal: a live run keeps writing
         contents = read_journal(self.path / "journal.msgpack")
         self.header, self.records, self.torn = contents.header, contents.records, contents.torn
+        self.loss = journal_loss(self.path / "journal.msgpack", contents, seen)
         self.run_id = self.header.get("run_id", self.path.name)
         self.events = [(rec.get("seq", 0), decode(rec)) for rec in self.records]
         self.proposals: dict[str, Candidate] = {}
@@ -206,4 +209,5 @@ def run_summary(run_dir: str | Path) -> dict:
         "by_model": dict(Counter(str(c.model or "(none)") for c in cands)),
         "class_labels": sorted({c.tractable_class for c in cands if c.tractable_class}),
         "journal_torn": idx.torn,
+        "journal_lost_records": idx.loss.lost_records if idx.loss else 0,
     }
