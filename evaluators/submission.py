@@ -41,9 +41,11 @@ class Submission:
         if not isinstance(code, str) or not code.strip():
             raise SubmissionError("the JSON has no 'code' string")
         conf = obj.get("confidence")
-        try:
-            conf = None if conf is None else float(conf)
-        except (TypeError, ValueError):
+        try:   # a number in [0, 1]; anything else (true, NaN, "high") is no claim at all
+            conf = None if conf is None or isinstance(conf, bool) else float(conf)
+        except (TypeError, ValueError, OverflowError):
+            conf = None
+        if conf is not None and not 0.0 <= conf <= 1.0:
             conf = None
         text = lambda k: obj[k] if isinstance(obj.get(k), str) else None  # noqa: E731
         return cls(code, text("tractable_class"), text("complexity_O"), conf, text("justification"))

@@ -59,6 +59,10 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
     v.class_.claimed = sub.tractable_class
 
     violations = static_check(sub.code)
+    syntax = [x for x in violations if x.startswith("syntax:")]
+    if syntax:  # code that does not parse did not run; it broke no rule of the sandbox
+        v.feedback = fb.did_not_run("SyntaxError: " + syntax[0][len("syntax:"):])
+        return v
     if violations:
         v.sandbox.violations = list(violations)
         v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])

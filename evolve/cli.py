@@ -13,10 +13,18 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from evolve.commands import COMMANDS  # noqa: E402 - after the environment default above
 from evolve.commands.common import UsageError, add_task_file_option, register_task_files  # noqa: E402
+from evolve.engine.runtime import Terminated  # noqa: E402
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line naming it (exit status 2), not usage text and an error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (`{self.prog} --help` lists the options)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="evolve",
         description="Discover and verify programs that compute partition functions exactly.",
     )
@@ -43,14 +51,26 @@ def main(argv: list[str] | None = None) -> int:
         register_task_files(args.task_files)
         return int(args.run(args) or 0)
     except UsageError as exc:
-        print(f"evolve {args.command}: error: {exc}", file=sys.stderr)
+        print(f"evolve {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:                    # `evolve tasks | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
+    except MemoryError:
+        print(f"evolve {args.command}: out of memory", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, and the traceback on request
+        if os.environ.get("EVOLVE_TRACEBACK"):
+            raise
+        print(f"evolve {args.command}: internal error (a bug; EVOLVE_TRACEBACK=1 shows where): "
+              f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

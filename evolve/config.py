@@ -11,7 +11,9 @@ components are those components' own dataclasses, so a default lives in exactly 
   :class:`search.prompt_builder.PromptConfig`.
 
 Unknown keys, wrong types and out-of-range values are a ``ConfigError`` naming the key's full path
-(``strategies.islands.temperature``). ``configs/example.yaml`` shows every key with its default.
+(``strategies.islands.temperature``): booleans are not numbers, integers fit in 64 bits, floats
+are finite, strings hold no NUL character, and ``seed`` is in [0, 2**63). A config file must name
+its ``task``: an empty file is refused rather than silently running the default search. ``configs/example.yaml`` shows every key with its default.
 Configs written before these sections existed still load: top-level ``database:`` and ``tree:``
 are read as ``strategies.islands`` and ``strategies.tree`` (tuned keys such as
 ``database.temperature`` likewise).
@@ -20,6 +22,7 @@ are read as ``strategies.islands`` and ``strategies.tree`` (tuned keys such as
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -139,6 +142,7 @@ OBJECTIVES = ("evaluations_to_first_accept", "best_score")
 # (path, predicate, explanation) checked after types
 _RANGES = [
     ("variant", lambda c: c.variant in ("canonical", "paraphrased"), "must be canonical or paraphrased"),
+    ("seed", lambda c: 0 <= c.seed < 2 ** 63, "must be in [0, 2**63)"),
     ("budgets.proposals", lambda c: c.budgets.proposals >= 1, "must be at least 1"),
     ("budgets.evaluations", lambda c: c.budgets.evaluations >= 1, "must be at least 1"),
     ("budgets.wall_time_s", lambda c: c.budgets.wall_time_s > 0, "must be positive"),
@@ -162,18 +166,25 @@ _RANGES = [
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> Config:
-    """Read, validate and return the config at ``path`` (YAML)."""
+    """Read, validate and return the config at ``path`` (YAML). The file must name its ``task``."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config {path} is not a text file (not UTF-8): a run config is YAML") from None
+    except ValueError as exc:          # a path holding a NUL byte
+        raise ConfigError(f"cannot read config {path!r}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if raw is None:
-        raw = {}
+        raise ConfigError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
+    if raw is None or raw == {}:
+        raise ConfigError(f"config {path} is empty: a run config names at least its `task` "
+                          "(configs/example.yaml lists every key with its default)")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    if "task" not in raw:
+        raise ConfigError(f"config {path} names no `task` (e.g. `task: P04`; `evolve tasks` lists them)")
     return config_from_dict({**raw, **(overrides or {})}, base_dir=path.parent)
 
 
@@ -216,6 +227,8 @@ def _upgrade(raw: dict) -> dict:
     for old, name in STRATEGY_SECTIONS_BEFORE.items():
         if old in raw:
             section = raw.pop(old)
+            if not isinstance(raw.get("strategies") or {}, dict):
+                raise ConfigError("config key `strategies` must be a mapping of names to sections")
             strategies = dict(raw.get("strategies") or {})
             if name in strategies:
                 raise ConfigError(f"config sections `{old}` and `strategies.{name}` are the same; keep only the second")
@@ -282,7 +295,7 @@ def _build(cls, raw, path: str):
             raise ConfigError(str(exc)) from None
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(raw) - names)
+    unknown = sorted(set(raw) - names, key=str)
     if unknown:
         where = f"`{path}`" if path else "the top level"
         raise ConfigError(f"unknown config key `{_join(path, unknown[0])}` in {where}; known keys: {', '.join(sorted(names))}")
@@ -322,14 +335,24 @@ def _coerce(tp, value, path: str):
             return value
     elif tp is int:
         if isinstance(value, int) and not isinstance(value, bool):
+            if not -2 ** 63 <= value < 2 ** 63:
+                raise ConfigError(f"config key `{path}` must fit in 64 bits, got {value}")
             return value
     elif tp is float:
         if isinstance(value, str) and _EXPONENT.match(value):
             value = float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                value = float(value)
+            except OverflowError:          # an int beyond the float range
+                value = math.inf
+            if not math.isfinite(value):
+                raise ConfigError(f"config key `{path}` must be a finite number, got {value!r}")
+            return value
     elif tp is str:
         if isinstance(value, str):
+            if "\x00" in value:
+                raise ConfigError(f"config key `{path}` holds a NUL character")
             return value
     elif tp is dict or origin is dict:
         if isinstance(value, dict):

@@ -26,13 +26,15 @@ STYLES = ("evolve", "paper")
 @dataclass(frozen=True)
 class Evaluation:
     """One candidate judged: its Verdict, its lexicographic score (search.database.score_of,
-    higher is better), the wall seconds of the whole cascade and the worker (host:pid) that ran it."""
+    higher is better), the wall seconds of the whole cascade, the worker (host:pid) that ran it
+    and, under Ray, the id of its node (two nodes on one host share a host name)."""
 
     id: str
     verdict: Verdict
     score: tuple[float, ...]
     seconds: float = 0.0
     worker: str = ""
+    node: str = ""
 
     @property
     def accepted(self) -> bool:
@@ -40,12 +42,12 @@ class Evaluation:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "verdict": self.verdict.to_dict(), "score": [float(x) for x in self.score],
-                "seconds": float(self.seconds), "worker": self.worker}
+                "seconds": float(self.seconds), "worker": self.worker, "node": self.node}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Evaluation":
         return cls(str(d["id"]), Verdict.from_dict(d["verdict"]), tuple(float(x) for x in d["score"]),
-                   float(d.get("seconds") or 0.0), str(d.get("worker") or ""))
+                   float(d.get("seconds") or 0.0), str(d.get("worker") or ""), str(d.get("node") or ""))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ A task module defines one subclass of :class:`Task` and exposes an instance as `
 
 from __future__ import annotations
 
+import math
 import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -174,9 +175,32 @@ class Task(ABC):
 
 # -- parameter validation used by the task modules --------------------------------------------
 
+def _holds_bool(value) -> bool:
+    """True when ``value`` is, or (nested lists, arrays) contains, a boolean: JSON's true is not 1."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype == np.bool_ or (value.dtype == object and any(_holds_bool(v) for v in value.flat))
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(v) for v in value)
+    return False
+
+
+def refuse_booleans(params: dict) -> None:
+    """ValueError naming the first parameter that holds a boolean (parameters are numbers; a
+    parameter file's ``"beta": true`` must not be read as beta = 1)."""
+    for key, value in params.items():
+        if isinstance(value, dict):
+            refuse_booleans(value)
+        elif _holds_bool(value):
+            raise ValueError(f"parameter {key!r} holds a boolean (true/false) where numbers are expected")
+
+
 def get_float(params: dict, key: str) -> float:
     if key not in params:
         raise ValueError(f"missing parameter {key!r}")
+    if _holds_bool(params[key]):
+        raise ValueError(f"parameter {key!r} must be a number, not a boolean")
     try:
         v = float(params[key])
     except (TypeError, ValueError):
@@ -190,6 +214,8 @@ def get_array(params: dict, key: str, shape: tuple[int, ...], pm_one: bool = Fal
     """The parameter as a float array of exactly ``shape`` (entries +-1 when ``pm_one``)."""
     if key not in params:
         raise ValueError(f"missing parameter {key!r}")
+    if _holds_bool(params[key]):
+        raise ValueError(f"parameter {key!r} must be numeric with shape {shape}, not booleans")
     try:
         a = np.asarray(params[key], dtype=np.float64)
     except (TypeError, ValueError):
@@ -226,7 +252,7 @@ def sample_beta(rng: np.random.Generator) -> float:
 
 def square_side(task_id: str, n: int, min_side: int) -> int:
     """L with n = L*L, or ValueError."""
-    L = int(round(np.sqrt(n)))
+    L = math.isqrt(n) if n >= 0 else -1
     if L * L != n or L < min_side:
         raise ValueError(f"{task_id}: n must be L*L with L >= {min_side}, got n={n}")
     return L

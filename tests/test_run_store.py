@@ -76,22 +76,30 @@ def test_environment_values_never_reach_the_run_directory(tmp_path, monkeypatch)
     assert log.count("[redacted]") == 2 and "\n    second line" in log
 
 
+def snapshot_at(store, g):
+    """A snapshot as the engine takes one: a budget record with the counters, then the state at its seq."""
+    counters = {"generation": g, "proposals": 4 * g}
+    seq = store.journal.append({"kind": "budget", **counters})
+    return store.save_snapshot({"counters": counters, "rng": [g, 2 * g]}, journal_seq=seq)
+
+
 def test_snapshots_are_atomic_keep_three_and_fall_back_when_the_newest_is_damaged(tmp_path):
     store = RunStore.create(tmp_path, CONFIG, "P04")
     assert store.latest_snapshot() is None
-    paths = [store.save_snapshot({"generation": g, "rng": [g, 2 * g]}, journal_seq=10 * g) for g in range(1, 6)]
+    paths = [snapshot_at(store, g) for g in range(1, 6)]
     kept = sorted(p.name for p in (store.path / "snapshots").iterdir())
     assert kept == [p.name for p in paths[-3:]]
-    assert store.latest_snapshot() == ({"generation": 5, "rng": [5, 10]}, 50)
+    state, seq = store.latest_snapshot()
+    assert state == {"counters": {"generation": 5, "proposals": 20}, "rng": [5, 10]} and seq == 9
     snap_recs = [r for r in read_journal(store.path / "journal.msgpack").records if r["kind"] == "snapshot"]
-    assert [(r["file"], r["journal_seq"]) for r in snap_recs] == [(p.name, 10 * g) for g, p in enumerate(paths, 1)]
+    assert [(r["file"], r["journal_seq"]) for r in snap_recs] == [(p.name, 2 * g - 1) for g, p in enumerate(paths, 1)]
     newest = paths[-1].read_bytes()
     paths[-1].write_bytes(newest[: len(newest) // 2])  # torn
-    assert store.latest_snapshot() == ({"generation": 4, "rng": [4, 8]}, 40)
+    assert store.latest_snapshot()[0]["rng"] == [4, 8]
     flipped = bytearray(paths[-2].read_bytes())
     flipped[10] ^= 1
     paths[-2].write_bytes(bytes(flipped))  # bit rot
-    assert store.latest_snapshot()[1] == 30
+    assert store.latest_snapshot()[1] == 5
     paths[-3].write_bytes(encode_frame({"kind": "finish"}))  # a valid frame, but not a snapshot
     assert store.latest_snapshot() is None
     assert "damaged" in (store.path / "run.log").read_text()
@@ -99,6 +107,9 @@ def test_snapshots_are_atomic_keep_three_and_fall_back_when_the_newest_is_damage
     store.close()
     with RunStore.open(store.path) as again:
         assert not list((again.path / "snapshots").glob(".*"))
+        point = again.resume_point()
+        assert point.state is None and len(point.refused) == 3
+        assert sorted(p.name for p in (again.path / "snapshots" / "refused").iterdir()) == sorted(p.name for p in paths[-3:])
 
 
 def test_write_best_names_task_id_claims_and_verdict(tmp_path):

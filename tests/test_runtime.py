@@ -145,7 +145,7 @@ def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path)
 
 
 @pytest.mark.parametrize("strategy", ["islands", "tree"])
-def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, strategy):
+def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, strategy, capsys):
     """tests/fixtures/legacy_runs: finished runs of the code before evolve/engine existed (commit
     a7d685f), whose snapshots hold the whole search in the old database-actor layout."""
     import shutil
@@ -156,6 +156,9 @@ def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, st
     shutil.copytree(Path(__file__).parent / "fixtures" / "legacy_runs" / strategy, run_dir)
     before = {r["id"] for r in records(run_dir, "evaluation")}
     assert cli.main(["resume", str(run_dir), "--extra-proposals", "4", "--address", ray_cluster]) == 0
+    assert "created before runs recorded their config's identity" in capsys.readouterr().err
+    (resume,) = records(run_dir, "resume")
+    assert resume["config_sha256"] and resume["extra"] == {"proposals": 4, "evaluations": 4}
     ids = [r["id"] for r in records(run_dir, "evaluation")]
     assert len(ids) == len(set(ids)) and before <= set(ids)
     assert len(records(run_dir, "proposal")) == 12  # 8 before, 4 more: nothing repeated

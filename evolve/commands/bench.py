@@ -15,7 +15,7 @@ from evolve.bench.metrics import bench_table
 from evolve.bench.protocol import (VARIANTS, BenchError, BenchSettings, LLMSettings, check_model, default_task_ids,
                                    run_bench)
 from evolve.bench.report import render_table, write_reports
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, check_count, check_seconds, check_seed
 from tasks.registry import get_task
 
 
@@ -71,6 +71,8 @@ def _llm_settings(path: str | None):
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read --llm-config {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError):      # a binary file, a path holding a NUL byte
+        raise UsageError(f"--llm-config {path} is not a readable text file (YAML)") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"--llm-config {path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if raw is not None and not isinstance(raw, dict):
@@ -91,6 +93,10 @@ def run(args) -> int:
         tasks = [get_task(t) for t in (_names(args.tasks, "tasks") if args.tasks is not None else default_task_ids())]
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
+    check_count(args.rounds, "--rounds", 1, 1000)
+    check_count(args.samples, "--samples", 1, 50)
+    check_seconds(args.timeout, "--timeout")
+    check_seed(args.seed, "--seed")
     try:
         settings = BenchSettings(rounds=args.rounds, samples=args.samples, seed=args.seed, ladder=not args.no_ladder,
                                  judge=not args.no_judge, timeout_s=args.timeout, prompts=args.prompts)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import math
+import signal
+import threading
 
 from tasks.registry import TaskFileError, get_task, register_task_file
 
@@ -17,6 +22,26 @@ def task_arg(task_id: str):
         return get_task(task_id)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
+
+
+SEED_LIMIT = 2 ** 63
+
+
+def check_seed(seed: int, flag: str) -> None:
+    """Seeds are integers in [0, 2**63) (numpy's generators refuse negative ones; the journal stores 64 bits)."""
+    if not 0 <= seed < SEED_LIMIT:
+        raise UsageError(f"{flag} must be in [0, 2**63), got {seed}")
+
+
+def check_seconds(value: float, flag: str, limit: float = 86400.0) -> None:
+    """A duration given on the command line: a finite number of seconds in (0, limit]."""
+    if not (math.isfinite(value) and 0 < value <= limit):
+        raise UsageError(f"{flag} must be a number of seconds in (0, {limit:g}], got {value}")
+
+
+def check_count(value: int, flag: str, low: int = 1, high: int = 10 ** 6) -> None:
+    if not low <= value <= high:
+        raise UsageError(f"{flag} must be at least {low} and at most {high}, got {value}")
 
 
 TASK_FILE_HELP = ("a Python file defining TASK = YourTask() (a tasks.base.Task subclass): its task joins the "
@@ -34,3 +59,38 @@ def register_task_files(paths: list[str]) -> None:
             register_task_file(path)
         except TaskFileError as exc:
             raise UsageError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def sigterm_raises(exc_type):
+    """While inside, SIGTERM raises ``exc_type`` in the main thread (so a run records that it was
+    stopped, as Ctrl-C does); the previous handler comes back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise exc_type()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def strict_json(obj):
+    """``obj`` with every non-finite float (NaN, inf) replaced by a string ("nan", "inf", "-inf"),
+    so that the JSON printed is JSON (Python's default writes NaN, which strict parsers reject)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    return obj
+
+
+def print_json(obj, **kwargs) -> None:
+    """Print ``obj`` as one line of standard JSON (see :func:`strict_json`); ``default=str`` for the rest."""
+    print(json.dumps(strict_json(obj), allow_nan=False, default=str, **kwargs))

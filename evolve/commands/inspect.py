@@ -5,10 +5,9 @@ They read the journal without taking its append lock, so they work on live runs 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, print_json
 from evolve.store.journal import JournalError
 from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
 from evolve.store.run_store import RunStoreError, list_runs
@@ -73,8 +72,8 @@ def _one_line(a) -> str:
 def run_lineage(args) -> int:
     chain = _guard(ancestry, args.run_dir, args.program)
     if args.json:
-        print(json.dumps({"run_dir": str(args.run_dir), "program": chain[-1].id,
-                          "ancestors": [a.to_dict() for a in chain]}, default=str))
+        print_json({"run_dir": str(args.run_dir), "program": chain[-1].id,
+                    "ancestors": [a.to_dict() for a in chain]})
         return 0
     what = "" if args.program else " (the best program)"
     print(f"Ancestry of {chain[-1].id}{what} in {args.run_dir}, root first ({len(chain)} generation"
@@ -113,7 +112,7 @@ def run_show(args) -> int:
     summary = _guard(run_summary, args.run_dir)
     top = _guard(top_programs, args.run_dir, args.top)
     if args.json:
-        print(json.dumps({**summary, "top": [p.to_dict() for p in top]}, default=str))
+        print_json({**summary, "top": [p.to_dict() for p in top]})
         return 0
     s = summary
     state = s["status"] or "unknown"
@@ -133,6 +132,9 @@ def run_show(args) -> int:
     print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
           f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
     _print_models(s.get("models") or {})
+    if s.get("journal_lost_records"):
+        print(f"the journal LOST {s['journal_lost_records']} record(s) the run had written (more than a torn tail); "
+              "this summary lacks them, and `evolve resume` refuses the run unless --accept-loss")
     if not top:
         print("no evaluated programs yet")
         return 0
@@ -175,7 +177,7 @@ def run_runs(args) -> int:
         raise UsageError(f"{root} is not a directory (runs are created by `evolve launch`; pick another with --root)")
     runs = list_runs(root)
     if args.json:
-        print(json.dumps({"root": str(root), "runs": [vars(r) for r in runs]}, default=str))
+        print_json({"root": str(root), "runs": [vars(r) for r in runs]})
         return 0
     if not runs:
         print(f"no runs under {root}")

@@ -1,22 +1,33 @@
 """`evolve launch` and `evolve resume`: start a search from a config, or continue a killed one.
 
+Both check everything they are given before anything is made: the config (or the run
+directory's identity, for a resume), the flags, where runs go, and the Ray cluster (joined, or
+started, before the run directory is created). A failure of the user's making is one line and exit
+status 2, and leaves no run directory behind. Once the run is going, whatever ends it is on
+record in status.json and run.log (``evolve.engine.runtime.drive``).
+
 Exit status: 0 when the run ended by its budgets or strategy; 1 when it failed (a model failed its
-preflight, or every proposal failed: the reason is printed and recorded in the run directory);
-2 on bad input (including an ``api_key_env`` variable that is not set).
+preflight, or every proposal failed, or the run crashed: the reason is printed and recorded in the
+run directory); 2 on bad input (including an ``api_key_env`` variable that is not set).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
 import sys
 from pathlib import Path
 
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, sigterm_raises
 from evolve.config import ConfigError, config_from_dict, load_config
 from evolve.engine.plan import Replay
 from evolve.engine.preflight import RunFailed, environment_problems
-from evolve.engine.runtime import drive
+from evolve.engine.ray_session import ClusterError, RaySession, check_address
+from evolve.engine.runtime import Terminated, drive
+from evolve.store.events import EXTRA_BUDGETS, ResumeEvent, extra_budgets
 from evolve.report.run_report import write_run_report
-from evolve.store.journal import read_journal
+from evolve.store.integrity import config_sha256
 from evolve.store.run_store import RunStore, RunStoreError
 
 
@@ -27,21 +38,52 @@ def register(sub) -> None:
                     "everything it does to a new run directory under run.root (default runs/). "
                     "See configs/example.yaml for every key.")
     p.add_argument("config", help="YAML run config, e.g. configs/p04.yaml")
-    p.add_argument("--address", help="join a Ray cluster ('auto', 'host:port' or 'ray://host:10001') instead of "
-                                     "starting one (overrides ray.address)")
+    p.add_argument("--address", help="join a Ray cluster ('auto', 'host:port' of the head's GCS, or "
+                                     "'ray://host:10001') instead of starting one (overrides ray.address)")
     p.add_argument("--run-root", help="directory for run directories (overrides run.root)")
-    p.add_argument("--seed", type=int, help="override the config's seed")
+    p.add_argument("--seed", type=int, help="override the config's seed (0 <= seed < 2**63)")
     p.set_defaults(run=run_launch)
 
     r = sub.add_parser(
         "resume", help="continue a stopped or killed run",
         description="Continue a run from its last snapshot and journal: nothing judged is lost or judged "
-                    "twice, and budgets continue where they stopped.")
+                    "twice, and budgets continue where they stopped. The run directory is checked first: "
+                    "its config.yaml must be the config the run was created with (budgets are raised with "
+                    "the --extra-* flags, not by editing it), snapshots must belong to the run and agree "
+                    "with its journal (others are refused, and an older one is used), and a journal that "
+                    "lost more than its last, partially written record is refused unless --accept-loss.")
     r.add_argument("run_dir", help="the run directory, e.g. runs/20261130-061502-p04-3f9a")
     r.add_argument("--extra-proposals", type=int, default=0, metavar="N",
                    help="add N proposals (and N evaluations) to the budgets")
-    r.add_argument("--address", help="join a Ray cluster instead of starting one")
+    r.add_argument("--extra-evaluations", type=int, default=0, metavar="N", help="add N evaluations to the budget")
+    r.add_argument("--extra-wall-time", type=float, default=0.0, metavar="SECONDS",
+                   help="add SECONDS to the wall-time budget")
+    r.add_argument("--accept-loss", action="store_true",
+                   help="continue a run whose journal lost records (it continues from what is left and redoes "
+                        "the work after it; the loss is journaled)")
+    r.add_argument("--address", help="join a Ray cluster instead of starting one (overrides ray.address)")
     r.set_defaults(run=run_resume)
+
+
+def _check_address(address: str | None, flag: str) -> None:
+    if address is not None:
+        try:
+            check_address(address)
+        except ClusterError as exc:
+            raise UsageError(f"{flag}: {exc}") from None
+
+
+def _check_run_root(root: Path, flag: str) -> None:
+    """The nearest existing folder of ``root`` must be a directory we may write in."""
+    try:
+        probe = root
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        ok = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{flag} {str(root)!r} cannot be used: {exc}") from None
+    if not ok:
+        raise UsageError(f"{flag} {root}: {probe} is not a directory this user may write in")
 
 
 def run_launch(args) -> int:
@@ -51,31 +93,85 @@ def run_launch(args) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     _check_environment(cfg)
+    address = args.address or cfg.ray.address
+    _check_address(address, "--address" if args.address else "config key `ray.address`")
     root = Path(args.run_root or cfg.run.root)
-    store = RunStore.create(root, cfg.to_dict(), cfg.task)
-    print(f"run directory: {store.path}", flush=True)
-    return _drive(cfg, store, address=args.address)
+    _check_run_root(root, "--run-root" if args.run_root else "config key `run.root`")
+    with _cluster(address) as session:
+        try:
+            store = RunStore.create(root, cfg.to_dict(), cfg.task)
+        except RunStoreError as exc:
+            raise UsageError(str(exc)) from None
+        print(f"run directory: {store.path}", flush=True)
+        return _drive(cfg, store, session)
+
+
+def _cluster(address: str | None) -> RaySession:
+    try:
+        return RaySession(address).open()
+    except ClusterError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _resume_flags(args) -> dict:
+    for flag, value in (("--extra-proposals", args.extra_proposals), ("--extra-evaluations", args.extra_evaluations)):
+        if value < 0 or value >= 2 ** 62:
+            raise UsageError(f"{flag} must be in [0, 2**62), got {value}")
+    if not (math.isfinite(args.extra_wall_time) and args.extra_wall_time >= 0):
+        raise UsageError(f"--extra-wall-time must be a finite number of seconds >= 0, got {args.extra_wall_time}")
+    extra = {"proposals": args.extra_proposals, "evaluations": args.extra_proposals + args.extra_evaluations,
+             "wall_time_s": args.extra_wall_time}
+    return {k: v for k, v in extra.items() if v}
+
+
+def _say(store: RunStore, message: str) -> None:
+    """Loudly: run.log and stderr."""
+    store.log(message)
+    print(f"evolve resume: {message}", file=sys.stderr, flush=True)
 
 
 def run_resume(args) -> int:
-    if args.extra_proposals < 0:
-        raise UsageError("--extra-proposals must be >= 0")
+    extra = _resume_flags(args)
+    _check_address(args.address, "--address")
     try:
-        store = RunStore.open(args.run_dir)
-        cfg = config_from_dict(store.config, base_dir=store.path)  # task_files: the run's own copies
-    except (RunStoreError, ConfigError) as exc:
+        store = RunStore.open(args.run_dir, accept_loss=args.accept_loss)
+    except RunStoreError as exc:
         raise UsageError(str(exc)) from None
-    _check_environment(cfg)
-    cfg.budgets.proposals += args.extra_proposals
-    cfg.budgets.evaluations += args.extra_proposals
-    snap = store.latest_snapshot()
-    state, covered = (snap if snap is not None else (None, 0))
-    contents = read_journal(store.path / "journal.msgpack")
-    replay = Replay.from_records(contents.records, covered)
-    print(f"resuming {store.path} from generation {state['counters']['generation'] if state else 0} "
-          f"({len(replay.proposals)} proposals and {len(replay.evaluations)} evaluations taken from the journal)",
-          flush=True)
-    return _drive(cfg, store, address=args.address, state=state, replay=replay)
+    try:
+        try:
+            cfg = config_from_dict(store.config, base_dir=store.path)  # task_files: the run's own copies
+        except ConfigError as exc:
+            raise UsageError(f"{store.path}/config.yaml: {exc}") from None
+        _check_environment(cfg)
+        address = args.address or cfg.ray.address
+        _check_address(address, "--address" if args.address else "config key `ray.address`")
+        session = _cluster(address)
+    except BaseException:
+        store.close()
+        raise
+    with session, contextlib.closing(store):
+        if store.identity_note:
+            _say(store, store.identity_note)
+        if store.loss is not None:
+            _say(store, f"{store.loss.message(store.path / 'journal.msgpack')}; continuing from record "
+                        f"{store.loss.last_seq} (--accept-loss)")
+        point = store.resume_point()
+        for note in point.refused:
+            print(f"evolve resume: {note}", file=sys.stderr, flush=True)
+        before = extra_budgets(store.journal_records())
+        store.record(ResumeEvent(point.snapshot, point.covered, extra, tuple(point.refused),
+                                 store.loss.lost_records if store.loss else 0,
+                                 config_sha256(store.config) if store.identity_note else None,
+                                 store.config if store.identity_note else None))
+        for name in EXTRA_BUDGETS:
+            added = before[name] + extra.get(name, 0)
+            setattr(cfg.budgets, name, getattr(cfg.budgets, name) + added)
+        replay = Replay.from_records(store.journal_records(), point.covered)
+        state = point.state
+        print(f"resuming {store.path} from generation {state['counters']['generation'] if state else 0} "
+              f"({len(replay.proposals)} proposals and {len(replay.evaluations)} evaluations taken from the journal)",
+              flush=True)
+        return _drive(cfg, store, session, state=state, replay=replay)
 
 
 def _check_environment(cfg) -> None:
@@ -85,16 +181,37 @@ def _check_environment(cfg) -> None:
                          + " (export them before starting; keys never go into configs)")
 
 
-def _drive(cfg, store, **kwargs) -> int:
-    """Run the search; 1 with the reason printed when it failed, else 0."""
+def _drive(cfg, store: RunStore, session: RaySession, **kwargs) -> int:
+    """Run the search to its end; a run that fails is one line (status.json and run.log have the reason)."""
+    if session.sentinel is not None:
+        session.watch(store.path)
     try:
-        drive(cfg, store, **kwargs)
+        with sigterm_raises(Terminated):
+            drive(cfg, store, address=session.address, **kwargs)
+    except (KeyboardInterrupt, Terminated):
+        raise
     except RunFailed as exc:
         print(f"run failed: {exc}", file=sys.stderr, flush=True)
         _report(store)
         return 1
+    except OSError as exc:
+        if not str(exc.filename or "").startswith(str(store.path)):
+            return _failed(store, exc, kwargs)
+        # the run directory (or its disk) refused a write: the user's to fix
+        raise UsageError(f"cannot write to the run directory {store.path}: {exc.strerror or exc} "
+                         f"({exc.filename or 'a file in it'}); the run is marked failed where it could be") from None
+    except Exception as exc:  # noqa: BLE001 - drive recorded it; the user gets one line, not a traceback
+        return _failed(store, exc, kwargs)
+    finally:
+        store.close()
     _report(store)
     return 0
+
+
+def _failed(store: RunStore, exc: BaseException, kwargs: dict) -> int:
+    print(f"evolve {'resume' if kwargs else 'launch'}: the run failed: {type(exc).__name__}: "
+          f"{' '.join(str(exc).split())[:300]} (recorded in {store.path}/status.json and run.log)", file=sys.stderr)
+    return 1
 
 
 def _report(store) -> None:

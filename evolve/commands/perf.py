@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import json
-
 from evaluators.oracles.brute_perf import measure_brute
 from evaluators.oracles.oracle_bench import BENCHES
 from evaluators.oracles.oracle_perf import format_rows, measure_oracles
 from evaluators.sandbox.perf import measure_overhead
+from evolve.commands.common import check_count, print_json
 
 
 def register(sub) -> None:
@@ -27,15 +26,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    check_count(args.repeats, "--repeats", 1, 10000)
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
         rows = measure()
-        print(json.dumps(rows) if args.json else fmt(rows))
+        print_json(rows) if args.json else print(fmt(rows))
         return 0
     if args.what == "sandbox":
         r = measure_overhead(repeats=args.repeats)
         if args.json:
-            print(json.dumps(r))
+            print_json(r)
         else:
             print(f"sandbox (warm fork server): median {r['sandbox_median_s'] * 1e3:8.2f} ms   p90 {r['sandbox_p90_s'] * 1e3:8.2f} ms")
             print(f"fresh interpreter (paper) : median {r['fresh_median_s'] * 1e3:8.2f} ms   p90 {r['fresh_p90_s'] * 1e3:8.2f} ms")
@@ -43,11 +43,14 @@ def run(args) -> int:
         return 0
     if args.what == "oracles":
         rows = measure_oracles()
-        print(json.dumps(rows) if args.json else format_rows(rows))
+        if args.json:
+            print_json(rows)
+        else:
+            print(format_rows(rows))
         return 0
     r = measure_brute()
     if args.json:
-        print(json.dumps(r))
+        print_json(r)
         return 0
     print(f"brute force on a random 3-regular +-1 graph (P06), {r['threads']} threads, "
           f"JIT compile {r['compile_seconds']:.1f} s (once, then cached)")

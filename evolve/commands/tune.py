@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, check_count
 from evolve.config import ConfigError
+from evolve.engine.ray_session import ClusterError, check_address
 from evolve.tuning.tune import tune
 
 
@@ -26,14 +27,18 @@ def register(sub) -> None:
 
 
 def run_tune(args) -> int:
-    if args.trials < 1:
-        raise UsageError("--trials must be at least 1")
-    if args.parallel is not None and args.parallel < 1:
-        raise UsageError("--parallel must be at least 1")
+    check_count(args.trials, "--trials", 1, 100000)
+    if args.parallel is not None:
+        check_count(args.parallel, "--parallel", 1, 1000)
+    if args.address is not None:
+        try:
+            check_address(args.address)
+        except ClusterError as exc:
+            raise UsageError(f"--address: {exc}") from None
     try:
         result = tune(args.config, args.trials, storage=args.storage, study_name=args.study, address=args.address,
                       parallel=args.parallel)
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, ClusterError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(f"study {result.study} in {result.storage}: {result.trials} trials, {result.completed} completed")
     if result.best_config is None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from evaluators.submission import SubmissionError, load_submission
 from evaluators.verify import VerifyOptions, verify
-from evolve.commands.common import UsageError, task_arg
+from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
 
 
 def register(sub) -> None:
@@ -33,8 +31,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     task = task_arg(args.task)
-    if args.timeout <= 0 or args.samples < 1:
-        raise UsageError("--timeout must be positive and --samples at least 1")
+    check_seconds(args.timeout, "--timeout")
+    check_count(args.samples, "--samples", 1, 50)
+    check_seed(args.seed, "--seed")
     try:
         sub = load_submission(args.candidate)
     except SubmissionError as exc:
@@ -42,7 +41,7 @@ def run(args) -> int:
 
     verdict = verify(task, sub, VerifyOptions(seed=args.seed, samples=args.samples, timeout_s=args.timeout))
     if args.json:
-        print(json.dumps(verdict.to_dict()))
+        print_json(verdict.to_dict())
     else:
         print(render(verdict))
     return 0 if verdict.accepted else 1

@@ -4,37 +4,118 @@ Both pools offer the same two calls, yielding results as they complete, so the e
 know which one it drives: :class:`RayPool` spreads requests round-robin over actor handles and
 collects them with ``ray.wait``; :class:`LocalPool` calls plain workers one after another (the
 benchmark protocol and small tools use it; it needs no Ray).
+
+Actors die: a node is lost, the OOM killer picks one, someone calls ``ray.kill``. An
+:class:`ActorSet` makes its actors from one factory and replaces a dead one with a new actor from
+the same factory; :class:`RayPool` then sends the requests the dead actor held to its
+replacement. A request's result is handed to the engine (and journaled) only once, when it
+arrives, so nothing is lost or journaled twice. A request whose actor dies ``MAX_ATTEMPTS``
+times running (a candidate that crashes every evaluator it meets) is a :class:`PoolError`.
+An exception raised *inside* a worker is not a death: it propagates.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import ray
+from ray.exceptions import RayActorError
 
 from search.candidate import Candidate
 from search.records import Evaluation, ProposalRequest
 
+MAX_ATTEMPTS = 3
+
+
+class PoolError(Exception):
+    """Work that could not be done because its actors kept dying."""
+
+
+class ActorSet:
+    """``size`` actors made by ``make(index, incarnation)``; ``replace`` swaps a dead one for a new one."""
+
+    def __init__(self, kind: str, make: Callable[[int, int], object], size: int, log: Callable[[str], None] = print):
+        self.kind, self.make, self.log = kind, make, log
+        self.incarnations = [0] * size
+        self.actors = [make(i, 0) for i in range(size)]
+        self.replaced = 0
+
+    def __len__(self) -> int:
+        return len(self.actors)
+
+    def replace(self, index: int, dead, error: BaseException) -> None:
+        """Put a new actor at ``index`` if ``dead`` is still there (several requests may report one death)."""
+        if self.actors[index] is not dead:
+            return
+        try:
+            ray.kill(dead)
+        except Exception:  # noqa: BLE001 - it is dead already, or its node is gone
+            pass
+        self.incarnations[index] += 1
+        self.actors[index] = self.make(index, self.incarnations[index])
+        self.replaced += 1
+        why = " ".join(str(error).split())[:200]
+        self.log(f"{self.kind} actor {index} died ({type(error).__name__}: {why}); replaced by a new one "
+                 f"(incarnation {self.incarnations[index]}), its requests sent again")
+
 
 class RayPool:
-    def __init__(self, proposers: list, evaluators: list):
-        self.proposers, self.evaluators = proposers, evaluators
+    """Requests round-robin over the actors of two :class:`ActorSet` s (plain lists of handles work
+    too, without replacement)."""
+
+    def __init__(self, proposers, evaluators):
+        self.proposers = proposers if isinstance(proposers, ActorSet) else _FixedSet("proposer", proposers)
+        self.evaluators = evaluators if isinstance(evaluators, ActorSet) else _FixedSet("evaluator", evaluators)
 
     def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
         """(index into ``requests``, candidate) in order of completion."""
-        pending = {self.proposers[i % len(self.proposers)].propose.remote(r): i for i, r in enumerate(requests)}
-        yield from _drain(pending)
+        yield from _run(self.proposers, "propose", requests)
 
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         """(index into ``candidates``, evaluation) in order of completion."""
-        pending = {self.evaluators[i % len(self.evaluators)].evaluate.remote(c): i for i, c in enumerate(candidates)}
-        yield from _drain(pending)
+        yield from _run(self.evaluators, "evaluate", candidates)
+
+    def actors(self) -> list:
+        return [*self.proposers.actors, *self.evaluators.actors]
 
 
-def _drain(pending: dict) -> Iterator:
+class _FixedSet:
+    def __init__(self, kind: str, actors: list):
+        self.kind, self.actors = kind, list(actors)
+
+    def log(self, message: str) -> None:
+        pass
+
+    def replace(self, index: int, dead, error: BaseException) -> None:
+        raise error
+
+
+def _run(actors, method: str, items: list) -> Iterator:
+    """Send ``items`` round-robin, yield (index, result) as they complete, resending the items of
+    an actor that died to its replacement."""
+    pending: dict = {}
+
+    def send(i: int, slot: int, attempt: int) -> None:
+        handle = actors.actors[slot]
+        pending[getattr(handle, method).remote(items[i])] = (i, slot, handle, attempt)
+
+    for i in range(len(items)):
+        send(i, i % len(actors.actors), 1)
     while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        yield pending.pop(done[0]), ray.get(done[0])
+        (ref,), _ = ray.wait(list(pending), num_returns=1)
+        i, slot, handle, attempt = pending.pop(ref)
+        try:
+            result = ray.get(ref)
+        except RayActorError as exc:
+            if attempt >= MAX_ATTEMPTS:
+                raise PoolError(f"{actors.kind} actors died {attempt} times on the same request "
+                                f"({type(exc).__name__}); giving up on it") from exc
+            actors.replace(slot, handle, exc)
+            send(i, slot, attempt + 1)
+            actors.log(f"{method.replace('propose', 'proposal').replace('evaluate', 'evaluation')} of "
+                       f"{getattr(items[i], 'id', i)} sent again (attempt {attempt + 1})")
+            continue
+        yield i, result
 
 
 class LocalPool:

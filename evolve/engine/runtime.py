@@ -1,13 +1,14 @@
-"""Starting a search on Ray: the embedded local cluster or an existing one, the proposer and
-evaluator actors, the strategy (its population in an actor when it has one), the engine, and a
-clean shutdown whatever happens.
+"""Starting a search on Ray: the local cluster or an existing one (:mod:`evolve.engine.ray_session`),
+the proposer and evaluator actors (replaced when they die, :mod:`evolve.engine.pools`), the
+strategy (its population in an actor when it has one), the engine, and a clean shutdown whatever
+happens: status.json says ``finished``, ``interrupted`` (Ctrl-C, SIGTERM) or ``failed`` with the
+reason (any exception), and the actors are killed.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
+import secrets
 
 import ray
 
@@ -15,9 +16,10 @@ from evolve.config import Config
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.legacy import upgrade_state
 from evolve.engine.plan import Replay
-from evolve.engine.pools import ActorProxy, RayPool
+from evolve.engine.pools import ActorProxy, ActorSet, RayPool
 from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
+from evolve.engine.ray_session import RaySession
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from evolve.store.events import FinishEvent
 from evolve.store.run_store import RunStore
@@ -27,17 +29,15 @@ from search.strategies.islands import IslandDatabase, IslandsStrategy
 from tasks.registry import user_task_file
 
 
-def start_ray(address: str | None) -> bool:
-    """Join ``address`` ("auto", "host:port", "ray://...") or start an embedded cluster; True if we started it."""
-    if ray.is_initialized():
-        return False
-    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    kwargs = dict(include_dashboard=False, logging_level=logging.ERROR, configure_logging=True)
-    if address:
-        ray.init(address=address, **kwargs)
-    else:
-        ray.init(**kwargs)
-    return True
+def start_ray(address: str | None) -> RaySession:
+    """Join ``address`` ("auto", "host:port", "ray://...") or start a local cluster that ends with this
+    process (see :class:`RaySession`); ``close()`` the session when done. When Ray is already up here,
+    the session is a no-op (false)."""
+    return RaySession(address).open()
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the driver: it stops like Ctrl-C (interrupted, resumable)."""
 
 
 def task_file_payloads(task_id: str) -> list[dict]:
@@ -70,56 +70,90 @@ def make_strategy(cfg: Config, remote: bool):
 def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict | None = None,
           replay: Replay | None = None, progress: Progress | None = None) -> str:
     """Run (or continue, from a snapshot ``state`` and the journal's ``replay``) the search to the
-    end of its budget; returns why it stopped. ``address`` overrides ``ray.address``. Raises
-    :class:`~evolve.engine.preflight.RunFailed` when a model fails its preflight or every proposal
-    of the run failed (the run directory then says so: status ``failed`` and the finish reason)."""
+    end of its budget; returns why it stopped. ``address`` overrides ``ray.address``; when Ray is
+    already initialised in this process it is used as it is.
+
+    Whatever ends the run is on record: ``finished`` with the budget that stopped it,
+    ``interrupted`` (KeyboardInterrupt, :class:`Terminated`), or ``failed`` with the exception
+    (which propagates). :class:`~evolve.engine.preflight.RunFailed` is raised when a model fails its
+    preflight or every proposal of the run failed (the finish record then names the reason)."""
     address = address or cfg.ray.address
-    started = start_ray(address)
-    actors = []
+    with RaySession(address) as session:
+        if session.sentinel is not None:
+            session.watch(store.path)
+        return _drive(cfg, store, address, state, replay, progress)
+
+
+def _drive(cfg, store, address, state, replay, progress) -> str:
+    engine = None
+    actors, sets = [], []
     files = task_file_payloads(cfg.task)
+
+    def counters() -> dict:
+        return dataclasses.asdict(engine.counters) if engine is not None else {}
+
     try:
         strategy, actors = make_strategy(cfg, remote=True)
         sections = {name: options for name, options in cfg.proposers.items() if options.weight > 0}
-        proposers = [ray.remote(num_cpus=0)(ProposerWorker).remote(cfg.task, sections, proposer_context(cfg), files)
-                     for _ in range(cfg.ray.num_proposers)]
+        # named, so `ray list actors` (and a test that kills one) can find them: run id, then a tag of this
+        # drive (two runs may share a run id in different folders), then kind, index and incarnation
+        name = f"evolve:{store.run_id}:{secrets.token_hex(3)}"
+        proposers = ActorSet("proposer", lambda i, k: ray.remote(num_cpus=0)(ProposerWorker).options(
+            name=f"{name}:proposer:{i}.{k}").remote(cfg.task, sections, proposer_context(cfg), files),
+            cfg.ray.num_proposers, log=store.log)
+        sets.append(proposers)
         options = cfg.evaluator.verify_options(cfg.seed)
-        evaluators = [ray.remote(num_cpus=cfg.ray.evaluator_cpus)(EvaluatorWorker).remote(cfg.task, options, files)
-                      for _ in range(cfg.ray.num_evaluators)]
-        actors += [*proposers, *evaluators]
+        evaluators = ActorSet("evaluator", lambda i, k: ray.remote(num_cpus=cfg.ray.evaluator_cpus)(
+            EvaluatorWorker).options(name=f"{name}:evaluator:{i}.{k}").remote(cfg.task, options, files),
+            cfg.ray.num_evaluators, log=store.log)
+        sets.append(evaluators)
+        pool = RayPool(proposers, evaluators)
         progress = progress or Progress(cfg.budgets)
-        engine = Engine(engine_settings(cfg), strategy, RayPool(proposers, evaluators), store, progress, replay)
+        engine = Engine(engine_settings(cfg), strategy, pool, store, progress, replay)
         if state is not None:
             engine.restore(upgrade_state(state, cfg.strategy))
-        store.set_status("running", **dataclasses.asdict(engine.counters))
-        store.log(f"search started on {'cluster ' + address if address else 'an embedded Ray cluster'}: "
+        store.set_status("running", **counters())
+        store.log(f"search started on {'cluster ' + address if address else 'a local Ray cluster'}: "
                   f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
-        try:
-            if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
-                check_models(cfg, store)
-            reason = engine.run()
-            if engine.fatal:
-                raise RunFailed(engine.fatal)
-            check_proposals(store)
-        except RunFailed as exc:
-            store.record(FinishEvent(f"failed: {exc}"))
-            store.set_status("failed", reason=str(exc), **dataclasses.asdict(engine.counters))
-            store.log(f"failed: {exc}")
+        if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
+            check_models(cfg, store)
+        reason = engine.run()
+        if engine.fatal:
+            raise RunFailed(engine.fatal)
+        check_proposals(store)
+    except RunFailed as exc:
+        _best_effort(store.record, FinishEvent(f"failed: {exc}"))
+        _best_effort(store.set_status, "failed", reason=str(exc), **counters())
+        _best_effort(store.log, f"failed: {exc}")
+        if engine is not None:
             progress.finish(engine.counters, f"failed: {exc}")
-            raise
-        except KeyboardInterrupt:
-            store.set_status("interrupted", **dataclasses.asdict(engine.counters))
-            store.log("interrupted; `evolve resume` continues from the last snapshot")
-            raise
-        store.record(FinishEvent(reason))
-        store.set_status("finished", reason=reason, **dataclasses.asdict(engine.counters))
-        store.log(f"finished: {reason}")
-        progress.finish(engine.counters, f"finished: {reason}")
-        return reason
+        raise
+    except (KeyboardInterrupt, Terminated) as exc:
+        why = "SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
+        _best_effort(store.set_status, "interrupted", reason=why, **counters())
+        _best_effort(store.log, f"{why}; `evolve resume {store.path}` continues from the last snapshot")
+        raise
+    except BaseException as exc:
+        why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:500]
+        _best_effort(store.set_status, "failed", reason=why, **counters())
+        _best_effort(store.log, f"failed: {why}")
+        raise
     finally:
-        for actor in actors:
+        for actor in [*actors, *(a for group in sets for a in group.actors)]:
             try:
                 ray.kill(actor)
             except Exception:  # noqa: BLE001 - best effort during shutdown
                 pass
-        if started:
-            ray.shutdown()
+    store.record(FinishEvent(reason))
+    store.set_status("finished", reason=reason, **counters())
+    store.log(f"finished: {reason}")
+    progress.finish(engine.counters, f"finished: {reason}")
+    return reason
+
+
+def _best_effort(fn, *args, **kwargs) -> None:
+    """Record how a run ended, if the run directory still lets us (a full disk must not hide the real error)."""
+    try:
+        fn(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - the exception being handled is the one to report
+        pass

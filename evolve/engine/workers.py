@@ -15,6 +15,8 @@ import os
 import socket
 import time
 
+import ray
+
 from evaluators.sandbox import Sandbox
 from evaluators.verify import VerifyOptions, verify
 from search.candidate import Candidate
@@ -47,12 +49,13 @@ class EvaluatorWorker:
         self._own = sandbox is None
         self.sandbox = sandbox or Sandbox()
         self.where = f"{socket.gethostname()}:{os.getpid()}"
+        self.node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         start = time.perf_counter()
         verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox)
         return Evaluation(candidate.id, verdict, score_of(verdict, candidate.code), time.perf_counter() - start,
-                          self.where)
+                          self.where, self.node)
 
     def close(self) -> None:
         if self._own:

@@ -17,6 +17,11 @@ only places that know the record layout:
   name it in ``candidate.prompt_meta.system``);
 - ``preflight``: ``model``, ``ok``, ``seconds``, ``error`` and ``error_kind`` of the check call made
   to each model before the first generation of a session.
+- ``resume``: one per ``evolve resume``: ``snapshot`` (the file it started from, or None) and
+  ``covered`` (the journal record that snapshot covers), ``extra`` (budgets raised by this resume:
+  ``proposals``, ``evaluations``, ``wall_time_s``), ``refused`` (snapshots refused, with reasons),
+  ``lost_records`` (records lost from the journal and accepted with ``--accept-loss``), and for runs
+  created before identities existed ``config_sha256`` and ``config`` (the identity recorded from then on).
 
 Records of kinds this version does not know decode to None (readers skip them).
 """
@@ -90,8 +95,22 @@ class PreflightEvent:
     error_kind: str | None = None
 
 
+EXTRA_BUDGETS = ("proposals", "evaluations", "wall_time_s")
+
+
+@dataclass(frozen=True)
+class ResumeEvent:
+    snapshot: str | None
+    covered: int
+    extra: dict = field(default_factory=dict)      # budget name (EXTRA_BUDGETS) -> amount added
+    refused: tuple[str, ...] = ()
+    lost_records: int = 0
+    config_sha256: str | None = None               # only when the header has none (older runs)
+    config: dict | None = None
+
+
 Event = (ProposalEvent | EvaluationEvent | DuplicateEvent | PromotionEvent | MigrationEvent | ResetEvent
-         | BudgetEvent | SnapshotEvent | FinishEvent | SystemPromptEvent | PreflightEvent)
+         | BudgetEvent | SnapshotEvent | FinishEvent | SystemPromptEvent | PreflightEvent | ResumeEvent)
 
 
 def encode(event) -> dict:
@@ -121,6 +140,12 @@ def encode(event) -> dict:
     if isinstance(event, PreflightEvent):
         return {"kind": "preflight", "model": event.model, "ok": bool(event.ok), "seconds": float(event.seconds),
                 "error": event.error, "error_kind": event.error_kind}
+    if isinstance(event, ResumeEvent):
+        rec = {"kind": "resume", "snapshot": event.snapshot, "covered": int(event.covered), "extra": dict(event.extra),
+               "refused": list(event.refused), "lost_records": int(event.lost_records)}
+        if event.config_sha256:
+            rec.update(config_sha256=event.config_sha256, config=event.config)
+        return rec
     raise TypeError(f"not a run event: {type(event).__name__}")
 
 
@@ -153,7 +178,21 @@ def decode(record: dict):
         return SystemPromptEvent(str(record["digest"]), str(record["text"]))
     if kind == "preflight":
         return PreflightEvent(**_known(PreflightEvent, record))
+    if kind == "resume":
+        return ResumeEvent(record.get("snapshot"), int(record.get("covered", 0)), dict(record.get("extra") or {}),
+                           tuple(record.get("refused") or ()), int(record.get("lost_records", 0)),
+                           record.get("config_sha256"), record.get("config"))
     return None
+
+
+def extra_budgets(records: list[dict]) -> dict:
+    """The budgets raised by every resume so far (``resume`` records), summed per budget."""
+    total = dict.fromkeys(EXTRA_BUDGETS, 0)
+    for rec in records:
+        event = decode(rec) if rec.get("kind") == "resume" else None
+        for name in EXTRA_BUDGETS:
+            total[name] += (event.extra.get(name) or 0) if event is not None else 0
+    return total
 
 
 def _known(cls, record: dict) -> dict:

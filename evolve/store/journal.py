@@ -7,11 +7,19 @@ leave a *torn tail* (a prefix of the last frame); readers drop it (``torn=True``
 ``Journal.open_append`` truncates it before appending. A bad frame that is followed by a valid
 frame is corruption, never skipped: ``JournalCorruptError``.
 
+A torn tail and a journal cut short by hand (or by a copy that stopped early) look the same from
+inside the file: both end in a prefix of a frame. So every append also leaves a witness beside
+the journal, ``<journal>.tip``: ``"<seq> <bytes>"`` of the last record acknowledged, rewritten in
+place after the frame is fsynced (itself not fsynced: a stale tip only says less). A journal
+whose last valid record is older than its tip has lost acknowledged records
+(:func:`read_tip`, ``JournalContents.last_seq``); what to do about it is the run store's call.
+
 Journal schema (``JOURNAL_SCHEMA = 1``). Every record is a dict of plain msgpack types with
 ``kind``, ``seq`` (0 for the header, then 1, 2, ... in file order) and ``t`` (Unix seconds):
 
 - ``header``: ``schema``, ``run_id``, ``created`` (ISO 8601 UTC), plus the creator's meta
-  (the run store adds ``task``). Always the first record.
+  (the run store adds ``task``, ``config`` and ``config_sha256``, the run's identity). Always the
+  first record.
 - ``proposal``: ``candidate`` (``search.candidate.Candidate.to_dict()``: id, task, code,
   tractable_class, complexity_O, confidence, justification, proposer, model, prompt_id,
   parent_ids (parent first), tokens_in, tokens_out, cost_usd, parse_error, error_kind, ...),
@@ -26,6 +34,7 @@ Journal schema (``JOURNAL_SCHEMA = 1``). Every record is a dict of plain msgpack
 - ``snapshot``: ``file`` (name in ``snapshots/``), ``journal_seq`` (last record it covers).
 - ``budget``: counters (``tokens_in``, ``tokens_out``, ``usd``, ...).
 - ``finish``: ``reason``.
+- ``resume``: what a resume started from and added (``evolve.store.events.ResumeEvent``).
 
 Readers ignore keys and kinds they do not know; a change of meaning bumps ``JOURNAL_SCHEMA``.
 """
@@ -45,8 +54,8 @@ from pathlib import Path
 import msgpack
 
 JOURNAL_SCHEMA = 1
-RECORD_KINDS = ("header", "proposal", "evaluation", "promotion", "migration", "reset", "snapshot",
-                "budget", "finish")
+RECORD_KINDS = ("header", "proposal", "evaluation", "duplicate", "promotion", "migration", "reset", "snapshot",
+                "budget", "finish", "resume")
 MAX_RECORD_BYTES = 1 << 28  # 256 MiB: a longer length field is corruption, not a record
 _LEN = struct.Struct(">I")
 _FRAME_OVERHEAD = 2 * _LEN.size
@@ -78,6 +87,11 @@ class JournalContents:
     torn: bool = False
     dropped_bytes: int = 0
     valid_bytes: int = 0
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the last valid record (0: only the header)."""
+        return int(self.records[-1].get("seq", len(self.records))) if self.records else 0
 
 
 def _plain(obj):
@@ -167,6 +181,27 @@ def read_header(path: str | Path) -> dict:
     return _check_header([found[0]] if found else [], path)
 
 
+TIP_SUFFIX = ".tip"
+_TIP_WIDTH = 48
+
+
+def tip_path(path: str | Path) -> Path:
+    """Where the witness of ``path``'s last acknowledged record lives."""
+    path = Path(path)
+    return path.with_name(path.name + TIP_SUFFIX)
+
+
+def read_tip(path: str | Path) -> tuple[int, int] | None:
+    """(seq, end offset in bytes) of the last record the journal at ``path`` acknowledged, or None
+    when there is no readable witness (journals written before witnesses existed)."""
+    try:
+        text = tip_path(path).read_text(encoding="ascii").split()
+        seq, size = int(text[0]), int(text[1])
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    return (seq, size) if seq >= 0 and size >= 0 else None
+
+
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -202,6 +237,13 @@ class Journal:
         self.header = header
         self.last_seq = last_seq
         self._lock = threading.Lock()
+        self._tip = os.open(tip_path(path), os.O_WRONLY | os.O_CREAT, 0o644)
+        self._write_tip()
+
+    def _write_tip(self) -> None:
+        """The witness of the last acknowledged record (see the module docstring)."""
+        text = f"{self.last_seq} {self._f.tell()}".ljust(_TIP_WIDTH - 1) + "\n"
+        os.pwrite(self._tip, text.encode("ascii"), 0)
 
     @property
     def run_id(self) -> str:
@@ -231,8 +273,12 @@ class Journal:
         return cls(path, f, header, 0)
 
     @classmethod
-    def open_append(cls, path: str | Path) -> "Journal":
-        """Open an existing journal: validate the header, truncate a torn tail, append after it."""
+    def open_append(cls, path: str | Path, inspect=None) -> "Journal":
+        """Open an existing journal: validate the header, truncate a torn tail, append after it.
+
+        ``inspect``, when given, is called with the :class:`JournalContents` read under the
+        append lock before anything is changed; whatever it raises closes the file untouched
+        (the run store refuses a journal that lost acknowledged records this way)."""
         path = Path(path)
         f = open(path, "r+b")
         cls._lock_file(f, path)
@@ -240,6 +286,9 @@ class Journal:
             data = f.read()
             records, valid, dropped = _scan(data, path)
             header = _check_header(records, path)
+            if inspect is not None:
+                inspect(JournalContents(header, records[1:], torn=dropped > 0, dropped_bytes=dropped,
+                                        valid_bytes=valid))
         except BaseException:
             f.close()
             raise
@@ -265,6 +314,7 @@ class Journal:
             self._f.flush()
             os.fsync(self._f.fileno())
             self.last_seq = seq
+            self._write_tip()
             return seq
 
     def close(self) -> None:
@@ -272,6 +322,7 @@ class Journal:
             if self._f is not None:
                 self._f.close()  # closing the file releases the flock
                 self._f = None
+                os.close(self._tip)
 
     @property
     def closed(self) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
                                  decode)
 from evolve.store.failures import common_failure
+from evolve.store.integrity import journal_loss, witnesses
 from evolve.store.journal import read_journal
 from evolve.store.model_stats import model_stats
 from evolve.store.run_store import check_run_dir, read_status
@@ -87,8 +88,10 @@ class RunIndex:
 
     def __init__(self, run_dir: str | Path):
         self.path = check_run_dir(run_dir)
+        seen = witnesses(self.path / "journal.msgpack")      # before the journal: a live run keeps writing
         contents = read_journal(self.path / "journal.msgpack")
         self.header, self.records, self.torn = contents.header, contents.records, contents.torn
+        self.loss = journal_loss(self.path / "journal.msgpack", contents, seen)
         self.run_id = self.header.get("run_id", self.path.name)
         self.events = [(rec.get("seq", 0), decode(rec)) for rec in self.records]
         self.proposals: dict[str, Candidate] = {}
@@ -221,6 +224,7 @@ def run_summary(run_dir: str | Path) -> dict:
         "journal_torn": idx.torn,
         "models": model_stats(idx),
         "failure": None if failure is None else {**failure.to_dict(), "line": failure.line()},
+        "journal_lost_records": idx.loss.lost_records if idx.loss else 0,
     }
 
 

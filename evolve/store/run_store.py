@@ -5,14 +5,19 @@
 - ``config.yaml``: the resolved config, written once. Configs name environment variables
   (``api_key_env``), never secrets: ``create`` refuses key-like fields with string values.
 - ``journal.msgpack``: the append-only journal (``evolve.store.journal``), the source of truth.
-- ``snapshots/snap-<seq>.msgpack``: periodic database snapshots (framed like journal records,
-  CRC-checked, written atomically; the newest three are kept).
+- ``snapshots/snap-<seq>.msgpack``: periodic snapshots (``evolve.store.snapshots``: framed like
+  journal records, CRC-checked, written atomically, the newest three kept; ``snapshots/refused/``
+  holds those a resume refused).
 - ``best/program.py``, ``best/verdict.json``, ``best/candidate.json``: the current best.
 - ``run.log``: human log lines. ``status.json``: state and counts, rewritten atomically.
 - ``task_files/<name>.py`` and ``task_files/manifest.json`` (runs of a user task only): the exact
   text of the task file the run used, with its origin path and SHA-256; ``config.yaml`` then
   names the copy (``task_files: [task_files/<name>.py]``, relative to the run directory), so
   ``evolve resume`` loads the task the run started with even if the original moved or changed.
+
+Opening a run to continue it (``RunStore.open``) checks its identity first
+(``evolve.store.integrity``): the config it was created with, records lost from the journal, and
+each snapshot against the journal. Nothing is changed when a check refuses.
 
 Nothing here reads or writes environment variables' values, except that ``log`` blanks out
 the values of the variables a config names, should a message ever carry one.
@@ -24,6 +29,7 @@ import json
 import os
 import re
 import secrets as _secrets
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,13 +38,18 @@ import yaml
 
 from evaluators.verdict import Verdict
 from evolve.store.events import SnapshotEvent, encode
-from evolve.store.journal import (Journal, JournalError, decode_frame, encode_frame, fsync_dir, journal_is_held,
-                                  now_iso, read_header)
+from evolve.store.fileops import atomic_write
+from evolve.store.integrity import config_sha256, identity_problem, journal_loss, recorded_identity
+from evolve.store.journal import (Journal, JournalContents, JournalError, journal_is_held, now_iso, read_header,
+                                  read_journal)
+from evolve.store.status import STATES, read_status, write_status
+from evolve.store.snapshots import (KEEP_SNAPSHOTS, ResumePoint, read_snapshot, refuse_snapshot, snapshot_files,
+                                    snapshot_problem, write_snapshot)
 from search.candidate import Candidate
 from tasks.registry import user_task_file
 
-STATES = ("running", "finished", "failed", "interrupted")
-KEEP_SNAPSHOTS = 3
+__all__ = ["RunStore", "RunStoreError", "RunSummary", "STATES", "atomic_write", "KEEP_SNAPSHOTS", "list_runs",
+           "read_status", "summarize_run"]
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|passwd)$|token|secret|password", re.I)
 _SECRET_VALUE = re.compile(r"^(sk|pk|rk)-[A-Za-z0-9_-]{16,}$|^gh[pousr]_[A-Za-z0-9]{20,}$|^xox[abp]-")
@@ -85,19 +96,27 @@ def _env_names(config) -> set[str]:
     return {v for _, name, v in _leaves(config) if name.lower().endswith("_env") and isinstance(v, str)}
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old or the new file, never a mix."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
 def new_run_id(task_id: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{task_id.lower()}-{_secrets.token_hex(2)}"
+
+
+def _why(exc: BaseException, path) -> str:
+    """The plain reason of an OSError (or a ValueError from a bad path), for a one-line message."""
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc} ({exc.filename or path})"
+    return str(exc)
+
+
+def _new_run_dir(root: Path, task_id: str, run_id: str | None) -> Path:
+    for _ in range(20):
+        rid = run_id or new_run_id(task_id)
+        try:
+            (root / rid).mkdir()
+            return root / rid
+        except FileExistsError:
+            if run_id is not None:
+                raise RunStoreError(f"run directory {root / rid} already exists") from None
+    raise RunStoreError(f"could not find a free run id under {root}")
 
 
 def check_run_dir(path: str | Path) -> Path:
@@ -136,14 +155,6 @@ def read_config(path: Path) -> dict:
     return config
 
 
-def read_status(path: Path) -> dict | None:
-    try:
-        status = json.loads((Path(path) / "status.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return status if isinstance(status, dict) else None
-
-
 class RunStore:
     """One run directory open for writing (holds the journal's append lock until ``close``)."""
 
@@ -165,7 +176,10 @@ class RunStore:
     @classmethod
     def create(cls, root: str | Path, config: dict, task_id: str, run_id: str | None = None) -> "RunStore":
         """A new run directory under ``root``. Refuses configs that carry secrets. When ``task_id`` is a
-        registered user task, its file is copied in and the stored config names the copy."""
+        registered user task, its file is copied in and the stored config names the copy. The
+        journal header records the config and its hash (the run's identity). A failure part-way
+        (a full disk, a directory that is not writable) removes what was made and raises
+        ``RunStoreError`` naming the path."""
         if not isinstance(config, dict):
             raise RunStoreError("a run config is a mapping")
         bad = find_secrets(config)
@@ -178,48 +192,78 @@ class RunStore:
         if task_file is not None:
             config = {**config, "task_files": [f"{TASK_FILES_DIR}/{Path(task_file.path).name}"]}
         text = yaml.safe_dump(config, sort_keys=False)
+        config = yaml.safe_load(text)        # the config as config.yaml will read back: what the hash binds
         root = Path(root)
-        root.mkdir(parents=True, exist_ok=True)
-        for _ in range(20):
-            rid = run_id or new_run_id(task_id)
-            try:
-                (root / rid).mkdir()
-                break
-            except FileExistsError:
-                if run_id is not None:
-                    raise RunStoreError(f"run directory {root / rid} already exists") from None
-        else:
-            raise RunStoreError(f"could not find a free run id under {root}")
-        path = root / rid
-        (path / "snapshots").mkdir()
-        (path / "best").mkdir()
-        if task_file is not None:
-            _copy_task_file(path, task_file)
-        atomic_write(path / "config.yaml", text.encode())
-        header = {"task": task_id}
-        if task_file is not None:
-            header["task_file_sha256"] = task_file.sha256
-        journal = Journal.create(path / "journal.msgpack", rid, header)
-        store = cls(path, config, journal)
-        store.set_status("running")
-        store.log(f"created run {rid} for task {task_id}")
+        path = journal = None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            path = _new_run_dir(root, task_id, run_id)
+            (path / "snapshots").mkdir()
+            (path / "best").mkdir()
+            if task_file is not None:
+                _copy_task_file(path, task_file)
+            atomic_write(path / "config.yaml", text.encode())
+            header = {"task": task_id, "config_sha256": config_sha256(config), "config": config}
+            if task_file is not None:
+                header["task_file_sha256"] = task_file.sha256
+            journal = Journal.create(path / "journal.msgpack", path.name, header)
+            store = cls(path, config, journal)
+            store.set_status("running")
+            store.log(f"created run {path.name} for task {task_id}")
+        except (OSError, ValueError) as exc:     # ValueError: a path with a NUL byte, say
+            if journal is not None:
+                journal.close()
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)
+            where = path or root
+            raise RunStoreError(f"cannot create a run directory under {root}: {_why(exc, where)}") from None
         return store
 
     @classmethod
-    def open(cls, path: str | Path) -> "RunStore":
-        """Open an existing run for appending (e.g. to resume it)."""
+    def open(cls, path: str | Path, accept_loss: bool = False) -> "RunStore":
+        """Open an existing run for appending (to resume it), after checking that it is the run it
+        claims to be (``evolve.store.integrity``): ``config.yaml`` must be the config the run was
+        created with, and the journal must not have lost records a witness saw acknowledged
+        (with ``accept_loss`` it may: the run then continues from what is left, and the loss is
+        on record in ``self.loss``). Nothing is changed when a check refuses. For runs created
+        before identities were recorded, ``self.identity_note`` says so."""
         path = check_run_dir(path)
         config = read_config(path)
+        seen: dict = {}
+        journal_path = path / "journal.msgpack"
+
+        def inspect(contents: JournalContents) -> None:
+            problem = identity_problem(contents.header, contents.records, config)
+            if problem:
+                raise RunStoreError(f"{path}: {problem}")
+            loss = journal_loss(journal_path, contents)
+            if loss is not None and not accept_loss:
+                raise RunStoreError(f"{loss.message(journal_path)}; nothing was changed. `evolve resume --accept-loss` "
+                                    f"continues from record {loss.last_seq} and redoes the work after it")
+            seen.update(contents=contents, loss=loss)
+
         try:
-            journal = Journal.open_append(path / "journal.msgpack")
+            journal = Journal.open_append(journal_path, inspect)
         except JournalError as exc:
             raise RunStoreError(f"cannot open the journal of {path}: {exc}") from None
+        except OSError as exc:
+            raise RunStoreError(f"cannot open {journal_path} for appending: {_why(exc, journal_path)}") from None
+        store = cls(path, config, journal)
+        store.loss = seen["loss"]
+        store.identity_note = None
+        if recorded_identity(journal.header, seen["contents"].records)[0] is None:
+            store.identity_note = (f"{path} was created before runs recorded their config's identity; recording "
+                                   f"the hash of its config.yaml ({config_sha256(config)[:12]}) from now on")
         for tmp in (path / "snapshots").glob(".*.tmp-*"):
             tmp.unlink(missing_ok=True)  # a snapshot write interrupted before its rename
-        return cls(path, config, journal)
+        return store
 
     def close(self) -> None:
         self.journal.close()
+
+    def journal_records(self) -> list[dict]:
+        """Every record of the journal after its header, as it is now."""
+        return read_journal(self.path / "journal.msgpack").records
 
     def record(self, event) -> int:
         """Journal one run event (``evolve.store.events``) durably; its sequence number."""
@@ -232,33 +276,38 @@ class RunStore:
         self.close()
 
     # -- snapshots ---------------------------------------------------------------------------
-    def _snapshots(self) -> list[Path]:
-        return sorted((self.path / "snapshots").glob("snap-*.msgpack"))
-
     def save_snapshot(self, state: dict, journal_seq: int) -> Path:
-        """Write ``state`` (covering the journal up to ``journal_seq``) atomically, keep the newest
-        three snapshots and journal a ``snapshot`` record."""
-        (self.path / "snapshots").mkdir(exist_ok=True)
-        target = self.path / "snapshots" / f"snap-{int(journal_seq):010d}.msgpack"
-        frame = encode_frame({"kind": "snapshot_state", "journal_seq": int(journal_seq), "state": state,
-                              "run_id": self.run_id, "t": time.time()})
-        atomic_write(target, frame)
-        for old in self._snapshots()[:-KEEP_SNAPSHOTS]:
-            old.unlink(missing_ok=True)
+        """Write ``state`` (covering the journal up to ``journal_seq``, the budget record the engine
+        took it at) atomically, keep the newest three snapshots and journal a ``snapshot`` record."""
+        target = write_snapshot(self.path, self.run_id, state, journal_seq)
         self.record(SnapshotEvent(target.name, int(journal_seq)))
         return target
 
+    def resume_point(self, refuse: bool = True) -> ResumePoint:
+        """The newest snapshot that belongs to this run and agrees with its journal
+        (``evolve.store.snapshots``). Each one refused on the way is logged with its reason and,
+        with ``refuse``, moved to snapshots/refused/; the caller says so on stderr too."""
+        records = self.journal_records()
+        by_seq = {int(r.get("seq", 0)): r for r in records}
+        point = ResumePoint()
+        for snap in reversed(snapshot_files(self.path)):
+            frame = read_snapshot(snap)
+            problem = snapshot_problem(frame, self.run_id, by_seq, self.journal.last_seq)
+            if problem is None:
+                point.state, point.covered, point.snapshot = frame["state"], int(frame["journal_seq"]), snap.name
+                return point
+            note = f"snapshot {snap.name} refused: {problem}; falling back to an older one"
+            if refuse:
+                note += f" (moved to {refuse_snapshot(snap).relative_to(self.path)})"
+            point.refused.append(note)
+            self.log(note)
+        return point
+
     def latest_snapshot(self) -> tuple[dict, int] | None:
-        """(state, journal seq) of the newest readable snapshot; a damaged one is logged and skipped."""
-        for snap in reversed(self._snapshots()):
-            try:
-                found = decode_frame(snap.read_bytes(), 0)
-            except OSError:
-                found = None
-            if found is not None and found[0].get("kind") == "snapshot_state":
-                return found[0]["state"], int(found[0]["journal_seq"])
-            self.log(f"snapshot {snap.name} is damaged; falling back to an older one")
-        return None
+        """(state, journal seq) of the newest snapshot that agrees with the journal; refused ones are
+        logged and left where they are (``resume_point`` moves them)."""
+        point = self.resume_point(refuse=False)
+        return None if point.state is None else (point.state, point.covered)
 
     # -- best, log, status -------------------------------------------------------------------
     def write_best(self, candidate: Candidate, verdict: Verdict) -> None:
@@ -294,13 +343,8 @@ class RunStore:
 
     def set_status(self, state: str, **counts) -> None:
         """Rewrite status.json atomically; ``counts`` are merged into the previous counts."""
-        if state not in STATES:
-            raise ValueError(f"unknown run state {state!r}; expected one of {STATES}")
-        old = read_status(self.path) or {}
-        status = {"state": state, "run_id": self.run_id, "task": self.task,
-                  "created": self.journal.header.get("created"), "updated": now_iso(),
-                  "counts": {**old.get("counts", {}), **counts}}
-        atomic_write(self.path / "status.json", json.dumps(status, indent=2, default=str).encode())
+        write_status(self.path, state, {"run_id": self.run_id, "task": self.task,
+                                        "created": self.journal.header.get("created")}, **counts)
 
 
 def read_latest_snapshot(run_dir: str | Path) -> tuple[dict, int] | None:

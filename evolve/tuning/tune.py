@@ -225,8 +225,7 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
                 f"({out['ended'] - out['started']:.0f} s, {out['stop_reason']}); best so far {best.value:g} "
                 f"(trial {best.number}) [{finished}/{trials}, {len(pending)} running]")
     finally:
-        if started_ray:
-            ray.shutdown()
+        started_ray.close()
     done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     best_path = None
     if done:

@@ -31,8 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import ray
-
 from doubles.scripted_scenario import TASK, program_kind, rules
 from doubles.scripted_server import ScriptedServer
 from evolve.config import config_from_dict
@@ -150,8 +148,7 @@ def compare(seeds: list[int], setup: BenchSetup, out: str | Path, strategies=STR
                         f"calls / {_or_dash(row.evaluations_to_first_accept)} evaluations; best {row.best_program} "
                         f"(fitness {row.best_fitness:.4f}) after {row.calls} calls")
     finally:
-        if started:
-            ray.shutdown()
+        started.close()
     (out / "metrics.json").write_text(json.dumps([asdict(r) for r in rows], indent=1), encoding="utf-8")
     return rows
 

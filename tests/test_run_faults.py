@@ -1,0 +1,201 @@
+"""Faults during a run.
+
+- Actors die mid-run (``ray.kill``; the OOM killer or a lost node look the same to the driver): the
+  pool replaces an evaluator killed while it judges and a proposer killed between generations,
+  sends their requests again, and the run ends with the same journal an undisturbed run writes -
+  nothing lost, nothing proposed or judged twice.
+- The driver raises: status.json says failed, with the exception.
+- The driver alone is SIGKILLed (not its process group): its local Ray cluster - GCS, raylet,
+  dashboard and runtime agents, workers - ends with it, and status.json says failed.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evolve.config import config_from_dict
+from evolve.engine.engine import Engine
+from evolve.engine.progress import Progress
+from evolve.engine.runtime import drive
+from evolve.engine.sentinel import descendants
+from evolve.store.journal import read_journal
+from evolve.store.run_store import RunStore
+
+ray = pytest.importorskip("ray")
+
+CONFIG = {
+    "task": "P01", "seed": 3,
+    "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
+    "evaluator": {"samples": 1, "ladder_total_s": 10, "rung_timeout_s": 5, "judge": False},
+    "strategies": {"islands": {"islands": 2, "migration_interval": 4}},
+    "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
+}
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def records(path, kind):
+    return [r for r in read_journal(path / "journal.msgpack").records if r["kind"] == kind]
+
+
+def run(root, during=None) -> RunStore:
+    cfg = config_from_dict(CONFIG)
+    store = RunStore.create(root, cfg.to_dict(), cfg.task)
+    helper = threading.Thread(target=during, args=(store,), daemon=True) if during else None
+    if helper:
+        helper.start()
+    drive(cfg, store, progress=Progress(cfg.budgets, stream=open(os.devnull, "w")))
+    if helper:
+        helper.join(timeout=60)
+    store.close()
+    return store
+
+
+def kill_when(store, name: str, ready, killed: list, timeout_s: float = 240) -> None:
+    """Kill the actor named ``name`` of this run as soon as ``ready(journal records)`` holds."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ready(read_journal(store.path / "journal.msgpack").records):
+            (full,) = [a for a in ray.util.list_named_actors()
+                       if a.startswith(f"evolve:{store.run_id}:") and a.endswith(f":{name}")]
+            actor = ray.get_actor(full)
+            ray.kill(actor)
+            killed.append((name, time.monotonic()))
+            return
+        time.sleep(0.02)
+
+
+def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_session, tmp_path):
+    killed = []
+
+    def saboteur(store):
+        # the evaluator while generation 0 is being judged (its proposals are in, no verdict yet)...
+        kill_when(store, "evaluator:0.0", lambda recs: any(r["kind"] == "proposal" for r in recs)
+                  and not any(r["kind"] == "evaluation" for r in recs), killed)
+        # ...and the only proposer once a verdict is in: generation 1 asks a dead actor
+        kill_when(store, "proposer:0.0", lambda recs: any(r["kind"] == "evaluation" for r in recs), killed)
+
+    hit = run(tmp_path / "hit", saboteur)
+    assert [k for k, _ in killed] == ["evaluator:0.0", "proposer:0.0"]
+    log = (hit.path / "run.log").read_text()
+    assert "evaluator actor 0 died" in log and "proposer actor 0 died" in log
+    assert "finished: proposal budget reached (8)" in log
+
+    proposals, evaluations = records(hit.path, "proposal"), records(hit.path, "evaluation")
+    ids = [p["candidate"]["id"] for p in proposals]
+    assert len(ids) == 8 == len(set(ids)), "every slot proposed once"
+    judged = [e["id"] for e in evaluations]
+    assert len(judged) == len(set(judged)), "nothing judged twice"
+    duplicates = {r["id"] for r in records(hit.path, "duplicate")}
+    assert set(judged) | duplicates == set(ids), "every proposal judged or recognised as a duplicate"
+
+    calm = run(tmp_path / "calm")
+    population = lambda path: sorted((e["id"], tuple(e["score"])) for e in records(path, "evaluation"))  # noqa: E731
+    assert population(hit.path) == population(calm.path), "the same programs judged the same way"
+    assert sorted(ids) == sorted(p["candidate"]["id"] for p in records(calm.path, "proposal"))
+    assert "evaluation of g0000s00 sent again" in log, "the verdict the killed evaluator owed came from its replacement"
+
+
+def test_a_driver_that_raises_marks_its_run_failed_with_the_reason(ray_session, tmp_path, monkeypatch):
+    def boom(self):
+        raise RuntimeError("the engine broke")
+
+    monkeypatch.setattr(Engine, "run", boom)
+    cfg = config_from_dict(CONFIG)
+    store = RunStore.create(tmp_path, cfg.to_dict(), cfg.task)
+    with pytest.raises(RuntimeError, match="the engine broke"):
+        drive(cfg, store, progress=Progress(cfg.budgets, stream=open(os.devnull, "w")))
+    status = json.loads((store.path / "status.json").read_text())
+    assert status["state"] == "failed" and status["counts"]["reason"] == "RuntimeError: the engine broke"
+    assert "failed: RuntimeError: the engine broke" in (store.path / "run.log").read_text()
+    assert not [a for a in ray.util.list_named_actors() if store.run_id in a], "its actors are gone"
+
+
+def _alive(pids) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            state = open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b"Z":
+            out.append(pid)
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigkill_of_the_driver_alone_ends_its_ray_and_marks_the_run_failed(tmp_path):
+    cfg_path = tmp_path / "cfg.yaml"
+    cfg_path.write_text(yaml.safe_dump(CONFIG))
+    evolve = str(Path(sys.executable).with_name("evolve"))
+    driver = subprocess.Popen([evolve, "launch", str(cfg_path), "--run-root", str(tmp_path / "runs")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    family = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and driver.poll() is None:
+            journals = list((tmp_path / "runs").glob("*/journal.msgpack"))
+            if journals and any(r["kind"] == "proposal" for r in read_journal(journals[0]).records):
+                break
+            time.sleep(0.2)
+        assert driver.poll() is None, "the run ended before it could be killed"
+        family = descendants(driver.pid)
+        names = " ".join(_cmdline(p) for p in family)
+        for part in ("evolve.engine.sentinel", "gcs_server", "raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent",
+                     "ray::EvaluatorWorker"):
+            assert part in names, f"{part} was not running under the driver"
+        driver.send_signal(signal.SIGKILL)     # the driver alone, not its group
+        driver.wait()
+        deadline = time.monotonic() + 60
+        while _alive(family) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _alive(family)
+        assert not left, f"left running: {[_cmdline(p)[:80] for p in left]}"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        for pid in _alive(family):
+            os.kill(pid, signal.SIGKILL)
+    (run,) = (tmp_path / "runs").iterdir()
+    status = json.loads((run / "status.json").read_text())
+    assert status["state"] == "failed" and f"driver (pid {driver.pid}) died" in status["counts"]["reason"]
+    assert "failed: the driver" in (run / "run.log").read_text()
+
+
+def test_a_run_directory_that_refuses_writes_mid_run_is_one_line_and_the_run_failed(ray_session, tmp_path,
+                                                                                    monkeypatch, capsys):
+    from evolve import cli
+
+    def refuse(self, candidate, verdict):
+        raise PermissionError(13, "Permission denied", str(self.path / "best" / "program.py"))
+
+    monkeypatch.setattr(RunStore, "write_best", refuse)
+    cfg_path = tmp_path / "cfg.yaml"
+    cfg_path.write_text(yaml.safe_dump(CONFIG))
+    assert cli.main(["launch", str(cfg_path), "--run-root", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Permission denied" in err and "best/program.py" in err
+    (run,) = (tmp_path / "runs").iterdir()
+    status = json.loads((run / "status.json").read_text())
+    assert status["state"] == "failed" and status["counts"]["reason"].startswith("PermissionError")
