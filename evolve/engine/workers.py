@@ -21,6 +21,7 @@ from evaluators.sandbox import Sandbox
 from evaluators.verify import VerifyOptions, verify
 from search.candidate import Candidate
 from search.database import score_of
+from search.derivation.feedback import with_chain
 from search.proposers import ProposerContext, proposer_class
 from search.records import Evaluation, ProposalRequest
 from tasks.registry import get_task, register_task_payloads
@@ -54,6 +55,7 @@ class EvaluatorWorker:
     def evaluate(self, candidate: Candidate) -> Evaluation:
         start = time.perf_counter()
         verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox)
+        verdict.feedback = with_chain(verdict.feedback, candidate.derivation)   # the next prompt sees the chain
         return Evaluation(candidate.id, verdict, score_of(verdict, candidate.code), time.perf_counter() - start,
                           self.where, self.node)
 
