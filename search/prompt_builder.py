@@ -165,7 +165,8 @@ class PromptBuilder:
                 _derivation(t["inspiration_chain"], p, index=str(i), candidate_id=p.id) if chain else
                 _program(t["inspiration"], p, index=str(i), candidate_id=p.id)
                 for i, (p, chain) in enumerate(zip(shown, as_chain), 1))
-            used_names += (["inspiration"] if not all(as_chain) else []) + (["inspiration_chain"] if any(as_chain) else [])
+            used_names += ["inspiration"] if not all(as_chain) else []
+            used_names += ["inspiration_chain"] if any(as_chain) else []
         neg_block = ""
         neg_used = bool(negative is not None and negative.used and negative.items)
         if neg_used:

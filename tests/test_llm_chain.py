@@ -103,8 +103,10 @@ def test_a_right_chain_for_t12_is_checked_rendered_and_accepted_with_class_gauge
     assert (first["tractable_class"], first["complexity_O"]) == ("gauge", "O(n)")
     assert [s["action"] for s in first["derivation"]] == ["read_formula", "gauge", "solve"]
     assert all(s["check"]["passed"] is True for s in first["derivation"][:2])
-    assert first["prompt_meta"]["chain"] == "read_formula -> gauge -> kaufman" and first["prompt_meta"]["format"] == "chain"
-    assert (first["tokens_in"], first["tokens_out"]) == (900, 60) and first["cost_usd"] == pytest.approx(900e-6 + 120e-6)
+    assert first["prompt_meta"]["chain"] == "read_formula -> gauge -> kaufman"
+    assert first["prompt_meta"]["format"] == "chain"
+    assert (first["tokens_in"], first["tokens_out"]) == (900, 60)
+    assert first["cost_usd"] == pytest.approx(900e-6 + 120e-6)
     assert "def log_Z(params, n):" in first["code"] and "_act_gauge(state" in first["code"]
     verdict = t12_run.evaluations[first["id"]]["verdict"]
     assert verdict["verdict"] == "accept", verdict["feedback"]
@@ -131,7 +133,8 @@ def test_the_mutation_prompt_shows_the_parents_chain_and_a_refused_step_is_named
 def test_lineage_and_show_print_the_chain_a_model_proposed(t12_run, capsys):
     assert main(["lineage", str(t12_run.path)]) == 0
     out = capsys.readouterr().out
-    assert "llm / openai/chain-model" in out and "derivation: read_formula -> gauge -> kaufman (2 of 2 steps checked" in out
+    assert "llm / openai/chain-model" in out
+    assert "derivation: read_formula -> gauge -> kaufman (2 of 2 steps checked" in out
     assert re.search(r"step 1 gauge \(tau=.*\): check passed on 6 instances", out)
     assert main(["show", str(t12_run.path)]) == 0
     assert "read_formula -> gauge -> kaufman (2 of 2 steps checked; claims gauge, O(n))" in capsys.readouterr().out
@@ -156,7 +159,8 @@ def test_a_step_whose_precondition_fails_is_refused_naming_the_step(ask):
     assert re.match(r"the derivation was refused: step 1 \(gauge\) does not apply: the signs are frustrated: "
                     r"at n = \d+ the cycle \[[\d, ]+\] carries an odd number of negative couplings", cand.parse_error)
     assert [s["action"] for s in cand.derivation] == ["read_formula"] and cand.derivation[0]["check"]["passed"]
-    assert any(n.startswith("failed step gauge: not checked (not applied: the signs are frustrated") for n in cand.notes)
+    assert any(n.startswith("failed step gauge: not checked (not applied: the signs are frustrated")
+               for n in cand.notes)
     assert "gauge" not in listed("Actions the structure analysis admits", prompt)     # it was never offered
 
 

@@ -100,9 +100,9 @@ def prompt_text(task, formula=None, seed: int = 0) -> str:
     """The prompt block that lets a model answer with a chain: the schema, and the actions and solvers
     the structure analysis admits for the task (only those), each with where it applies first."""
     found = admission(task, formula, seed)
-    lines = ["For this request, answer with a derivation instead of code: a chain of transformations of the model, each checked by "
-             "the engine before the next (log Z before = log Z after + the recorded change, exactly, on small "
-             "instances), ended by a solver. The engine renders the chain as the program; its tractable class and "
+    lines = ["For this request, answer with a derivation instead of code: a chain of transformations of the model, "
+             "each checked by the engine before the next (log Z before = log Z after + the recorded change, exactly, "
+             "on small instances), ended by a solver. The engine renders the chain as the program; its tractable class and "
              "complexity follow from the chain. The answer is one JSON object:",
              '{"derivation": [{"action": NAME, "options": {...}}, ...], "solver": NAME, "solver_options": {...}, '
              '"justification": "..."}',
