@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evolve.commands.common import UsageError, print_json
+from evolve.commands.common import UsageError, path_text, print_json
 from evolve.store.journal import JournalError
 from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
 from evolve.store.run_store import RunStoreError, list_runs
@@ -21,7 +21,7 @@ def register(sub) -> None:
                      "ancestor its id, proposer and model, claimed class and complexity, verdict, largest "
                      "verified n, the chain of derivation steps it was rendered from (action, parameters, "
                      "check) when it has one, and the unified diff of its code from its parent."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--program", metavar="ID", help="follow this program instead of the best one "
                                                    "(a unique prefix of its id is enough; `evolve show` lists ids)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -35,7 +35,7 @@ def register(sub) -> None:
                      "chain of each best program rendered from one (one line), and per model "
                      "(--json: under `models`): proposals, parse failures, diffs that did not apply, provider "
                      "failures, evaluations, accepted, tokens in/out, USD, mean latency, preflight."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--top", type=int, default=5, metavar="K", help="how many best programs to list (default 5)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(run=run_show)
@@ -45,7 +45,7 @@ def register(sub) -> None:
         description=("List the run directories under ROOT, newest first, with task, state and counts. "
                      "Broken directories are listed as 'unreadable' with the reason; 'stale' means the run "
                      "claims to be running but no process holds its journal (it can be resumed)."))
-    p.add_argument("--root", default="runs", metavar="ROOT", help="directory holding runs (default: runs)")
+    p.add_argument("--root", default="runs", metavar="ROOT", type=path_text, help="directory holding runs (default: runs)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(run=run_runs)
 
