@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	.venv/bin/evolve launch configs/p04.yaml
 
+# Two workers (CI has two cores), whole files per worker: each file's Ray session and sandbox stay in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 perf: $(STAMP)
 	.venv/bin/evolve perf sandbox
