@@ -24,6 +24,9 @@ def test_perf_search_reports_throughput_and_where_the_time_goes(capsys):
     # stages do not overlap: together they fit in the evaluation, which fits in the search
     assert sum(s["seconds"] for s in stages.values()) <= r["evaluation_seconds"] <= r["search_wall_s"]
     assert r["tasks"][0]["sandbox_start_s"] > 0   # started before the clock, not inside an evaluation
+    # P01's gold-like program climbs every rung within budget: nothing was killed at a frontier
+    assert r["ladder_killed_at_budget_s"] == 0.0
+    assert all(sum(s["notes"].values()) == s["count"] for k, s in stages.items() if k.startswith("reference "))
 
 
 def test_perf_search_rejects_an_unknown_task(capsys):

@@ -33,6 +33,7 @@ from evolve.store.events import EvaluationEvent
 from search.records import Evaluation
 
 SEARCH_TASKS = ("P04", "P01")
+PER_SIZE = ("ladder_call", "reference")   # stages summed per size
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,8 @@ def measure_search(plan: SearchPlan = SearchPlan()) -> dict:
             "judged_per_minute": 60.0 * judged / wall if wall > 0 else 0.0,
             "tasks": per_task, "evaluation_seconds": evaluation_s,
             "mean_evaluation_s": evaluation_s / judged if judged else 0.0,
-            "stages": stages, "other_s": max(0.0, evaluation_s - staged)}
+            "stages": stages, "other_s": max(0.0, evaluation_s - staged),
+            "ladder_killed_at_budget_s": killed_at_budget_s(evaluations)}
 
 
 def stage_summary(evaluations: list[Evaluation]) -> dict[str, dict]:
@@ -76,12 +78,21 @@ def stage_summary(evaluations: list[Evaluation]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for ev in evaluations:
         for s in getattr(ev, "profile", ()):   # (a baseline build's Evaluation has no profile)
-            key = s.stage + (f" n={s.n}" if s.n is not None and s.stage in ("ladder_call", "reference") else "")
-            row = out.setdefault(key, {"seconds": 0.0, "count": 0, "candidate_s": 0.0})
+            per_size = s.n is not None and s.stage in PER_SIZE
+            key = s.stage + (f" n={s.n}" if per_size else "")
+            row = out.setdefault(key, {"seconds": 0.0, "count": 0, "candidate_s": 0.0, **({"notes": {}} if per_size else {})})
             row["seconds"] += s.seconds
             row["count"] += 1
             row["candidate_s"] += s.candidate_s or 0.0
+            if per_size and s.note:   # a ladder call's outcome ("time": killed at the rung budget), a reference's source
+                row["notes"][s.note] = row["notes"].get(s.note, 0) + 1
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds"]))
+
+
+def killed_at_budget_s(evaluations: list[Evaluation]) -> float:
+    """Seconds of ladder calls that ran to the rung's time budget and were killed (the frontier)."""
+    return sum(s.seconds for ev in evaluations for s in getattr(ev, "profile", ())
+               if s.stage == "ladder_call" and s.note == "time")
 
 
 def _search_one(task_id: str, plan: SearchPlan) -> tuple[dict, list[Evaluation]]:
@@ -171,7 +182,11 @@ def format_search(r: dict) -> str:
     lines.append(f"{'stage':<34}{'seconds':>9}{'share':>8}{'count':>7}{'in candidate':>14}")
     total = r["evaluation_seconds"] or 1.0
     for name, s in r["stages"].items():
+        notes = ", ".join(f"{k} {v}" for k, v in s.get("notes", {}).items())
         lines.append(f"{name:<34}{s['seconds']:>9.2f}{100 * s['seconds'] / total:>7.1f}%{s['count']:>7}"
-                     f"{s['candidate_s']:>14.2f}")
+                     f"{s['candidate_s']:>14.2f}" + (f"  ({notes})" if notes else ""))
     lines.append(f"{'other (bookkeeping)':<34}{r['other_s']:>9.2f}{100 * r['other_s'] / total:>7.1f}%")
+    killed = r.get("ladder_killed_at_budget_s", 0.0)
+    lines.append(f"\nladder calls killed at the rung's time budget (the frontier): {killed:.1f} s, "
+                 f"{100 * killed / total:.1f}% of evaluation time")
     return "\n".join(lines)
