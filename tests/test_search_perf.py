@@ -3,7 +3,11 @@ breakdown whose parts are real measurements (positive, never more than the time 
 
 import json
 
+from evaluators.profile import StageTime
+from evaluators.verdict import Verdict
 from evolve.cli import main
+from evolve.store.events import EvaluationEvent, decode, encode
+from search.records import Evaluation
 
 
 def test_perf_search_reports_throughput_and_where_the_time_goes(capsys):
@@ -32,3 +36,14 @@ def test_perf_search_reports_throughput_and_where_the_time_goes(capsys):
 def test_perf_search_rejects_an_unknown_task(capsys):
     assert main(["perf", "search", "--tasks", "P99"]) == 2
     assert "unknown task" in capsys.readouterr().err
+
+
+def test_an_evaluations_profile_survives_the_journal_codec():
+    profile = (StageTime("probes", 0.25, candidate_s=0.125), StageTime("ladder_call", 20.0, n=4096, draw="cold",
+                                                                    note="time", candidate_s=0.0))
+    ev = Evaluation("g0s0", Verdict(task="P04"), (1.0, 2.0), 21.5, "host:1", "", profile)
+    back = decode(encode(EvaluationEvent(ev))).evaluation
+    assert back.profile == profile and back.seconds == 21.5
+    record = encode(EvaluationEvent(ev))
+    del record["profile"]                       # a run from before profiles
+    assert decode(record).evaluation.profile == ()
