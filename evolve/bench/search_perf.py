@@ -8,7 +8,9 @@ dispatches to its actors. The evaluators are started and warm (sandbox fork serv
 the clock starts, as Ray actors are during a run; their start-up is reported on its own line.
 
 ``judged_per_minute`` is judged programs (the evaluator ran the cascade; duplicates and
-unparsable proposals are not judged) per minute of search wall time, all tasks together. The
+unparsable proposals are not judged) per minute of search wall time, all tasks together;
+``evaluator_utilisation`` the share of the evaluators' time spent judging (the rest is proposing
+and waiting for a generation's slowest evaluation). The
 stage breakdown sums :mod:`evaluators.profile` entries over every evaluation; stage entries do
 not overlap, so their total is at most the evaluations' own wall time (the rest, ``other``, is
 verify's bookkeeping between stages).
@@ -68,6 +70,8 @@ def measure_search(plan: SearchPlan = SearchPlan()) -> dict:
             "judged_per_minute": 60.0 * judged / wall if wall > 0 else 0.0,
             "tasks": per_task, "evaluation_seconds": evaluation_s,
             "mean_evaluation_s": evaluation_s / judged if judged else 0.0,
+            # busy share of the evaluators: the rest is proposing and waiting at generation ends
+            "evaluator_utilisation": evaluation_s / (wall * plan.workers) if wall > 0 else 0.0,
             "stages": stages, "other_s": max(0.0, evaluation_s - staged),
             "ladder_killed_at_budget_s": killed_at_budget_s(evaluations)}
 
@@ -177,7 +181,8 @@ def format_search(r: dict) -> str:
         lines.append(f"{t['task']:<6}{t['judged']:>8}{t['accepted']:>10}{t['proposals']:>11}{t['search_wall_s']:>9.1f}"
                      f"{t['judged_per_minute']:>12.1f}{t['evaluators_ready_s']:>11.1f}")
     lines.append(f"judged per minute: {r['judged_per_minute']:.1f} ({r['judged']} programs in {r['search_wall_s']:.1f} s); "
-                 f"mean evaluation {r['mean_evaluation_s']:.2f} s")
+                 f"mean evaluation {r['mean_evaluation_s']:.2f} s; evaluators busy "
+                 f"{100 * r.get('evaluator_utilisation', 0.0):.0f}% of the time")
     lines.append(f"\nwhere the evaluations' {r['evaluation_seconds']:.1f} s went (summed over evaluations):")
     lines.append(f"{'stage':<34}{'seconds':>9}{'share':>8}{'count':>7}{'in candidate':>14}")
     total = r["evaluation_seconds"] or 1.0
