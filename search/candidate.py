@@ -61,7 +61,8 @@ class Candidate:
     parse_error: str | None = None
     error_kind: str | None = None
     response: str | None = None
-    response_format: str | None = None  # "json" | "json_fenced" | "json_prose" | "python_prose" | "diff"
+    # "json" | "json_fenced" | "json_prose" | "python_prose" | "diff" | "derivation_json" (a chain: llm_format.py)
+    response_format: str | None = None
     prompt: str | None = None           # the user message the model answered (the system prompt is named by prompt_id)
     prompt_meta: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)

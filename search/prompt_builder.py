@@ -12,7 +12,8 @@ Two families of prompts:
   with its Verdict summary, inspiration programs with theirs, the full report of every failed
   check, the negative-prompting block, a goal line that fits what is shown (a fresh draft, a
   mutation of the parent, a crossover with other programs) and the output-format instructions
-  (full JSON or diffs).
+  (full JSON, diffs, or a chain of derivation actions instead of code: ``chain``, with the block
+  of :func:`search.derivation.llm_format.prompt_text` and the parent's chain when it has one).
 
 Each :class:`BuiltPrompt` carries a ``prompt_id`` naming the templates and their digests and
 a ``meta`` dict (plain values) recording how it was built, e.g. whether the negative block was
@@ -29,7 +30,7 @@ from evaluators.verdict import Verdict
 from search.negative import NegativeBlock, NegativeMemory, NegativePolicy
 from search.prompts import Templates, fill, load_templates
 
-OUTPUT_FORMATS = ("full", "diff")
+OUTPUT_FORMATS = ("full", "diff", "chain")
 #: what an evolve prompt asks for: a program from scratch, a revision of the parent, or a revision that borrows
 MODES = ("fresh", "mutation", "crossover")
 
@@ -39,7 +40,7 @@ class PromptConfig:
     directory: str | None = None  # overriding template directory
     hints: bool = False  # include structural facts about the task
     interface: bool = True  # include the interface generated from the task (search/interface.py)
-    output_format: str = "full"  # "full" | "diff"
+    output_format: str = "full"  # "full" | "diff" | "chain" (a derivation: search/derivation/llm_format.py)
     negative: NegativePolicy = field(default_factory=NegativePolicy)
     max_inspirations: int = 2
 
@@ -63,7 +64,10 @@ class BuiltPrompt:
 
 @dataclass(frozen=True)
 class ProgramView:
-    """A program shown in a prompt: its code, claims and (if evaluated) its Verdict."""
+    """A program shown in a prompt: its code, claims and (if evaluated) its Verdict. ``chain`` (the
+    derivation answer it was rendered from, in the chain schema) and ``chain_steps`` (its steps as
+    checked, one per line) are shown instead of the code in the chain format; ``failure`` says why a
+    proposal yielded no program to judge."""
 
     id: str
     code: str
@@ -71,12 +75,15 @@ class ProgramView:
     complexity_O: str | None = None
     confidence: float | None = None
     verdict: Verdict | None = None
+    chain: str | None = None
+    chain_steps: str | None = None
+    failure: str | None = None
 
     @classmethod
-    def of(cls, candidate, verdict: Verdict | None = None) -> "ProgramView":
+    def of(cls, candidate, verdict: Verdict | None = None, **extra) -> "ProgramView":
         """From a :class:`search.candidate.Candidate` (or anything with the same attributes)."""
         return cls(candidate.id, candidate.code or "", candidate.tractable_class, candidate.complexity_O,
-                   candidate.confidence, verdict)
+                   candidate.confidence, verdict, failure=getattr(candidate, "parse_error", None), **extra)
 
     def claims(self) -> dict:
         return {"tractable_class": self.tractable_class, "complexity_O": self.complexity_O,
@@ -110,12 +117,17 @@ class PromptBuilder:
     # -- ours -----------------------------------------------------------------------------
     def evolve(self, task_description: str, parent: ProgramView | None = None, inspirations=(),
                structure: dict | None = None, negative: NegativeBlock | NegativeMemory | None = None,
-               output_format: str | None = None, interface: str | None = None) -> BuiltPrompt:
-        """Our prompt; ``interface`` is the text of :func:`search.interface.task_interface` (None: no block)."""
+               output_format: str | None = None, interface: str | None = None,
+               derivation: str | None = None) -> BuiltPrompt:
+        """Our prompt; ``interface`` is the text of :func:`search.interface.task_interface` (None: no block);
+        ``derivation`` the chain format's block (:func:`search.derivation.llm_format.prompt_text`), which
+        that format needs."""
         t = self.templates
         fmt = output_format or self.config.output_format
         if fmt not in OUTPUT_FORMATS:
             raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+        if fmt == "chain" and not derivation:
+            raise ValueError("the chain output format needs the derivation block (llm_format.prompt_text)")
         if fmt == "diff" and (parent is None or not parent.code.strip()):
             fmt = "full"  # nothing to edit
         if isinstance(negative, NegativeMemory):
@@ -136,17 +148,25 @@ class PromptBuilder:
             used_names.append("structure")
         parent_block = failed_block = ""
         if parent is not None:
-            parent_block = _program(t["parent"], parent, parent_id=parent.id)
-            used_names.append("parent")
+            if fmt == "chain" and parent.chain:
+                parent_block = _derivation(t["parent_chain"], parent, parent_id=parent.id)
+                used_names.append("parent_chain")
+            else:
+                parent_block = _program(t["parent"], parent, parent_id=parent.id)
+                used_names.append("parent")
             checks = failed_checks_text(parent.verdict)
             if checks:
                 failed_block = fill(t["failed_checks"], checks=checks)
                 used_names.append("failed_checks")
         insp_block = ""
         if shown:
+            as_chain = [fmt == "chain" and bool(p.chain) for p in shown]
             insp_block = "\n\n".join(
-                _program(t["inspiration"], p, index=str(i), candidate_id=p.id) for i, p in enumerate(shown, 1))
-            used_names.append("inspiration")
+                _derivation(t["inspiration_chain"], p, index=str(i), candidate_id=p.id) if chain else
+                _program(t["inspiration"], p, index=str(i), candidate_id=p.id)
+                for i, (p, chain) in enumerate(zip(shown, as_chain), 1))
+            used_names += ["inspiration"] if not all(as_chain) else []
+            used_names += ["inspiration_chain"] if any(as_chain) else []
         neg_block = ""
         neg_used = bool(negative is not None and negative.used and negative.items)
         if neg_used:
@@ -156,7 +176,8 @@ class PromptBuilder:
                  "structure_block": structure_block, "goal": t[f"goal_{mode}"],
                  "parent_block": parent_block, "inspirations_block": insp_block,
                  "failed_checks_block": failed_block, "negative_block": neg_block,
-                 "output_format": t[f"format_{fmt}"]}
+                 "output_format": fill(t["format_chain"], derivation=derivation.strip()) if fmt == "chain"
+                 else t[f"format_{fmt}"]}
         # drop the empty blocks from the template first, so values (code) are never reflowed
         skeleton = _squeeze(fill(t["evolve"], **{k: "" for k, v in slots.items() if not v}))
         user = fill(skeleton, **{k: v for k, v in slots.items() if v})
@@ -173,7 +194,19 @@ class PromptBuilder:
 def _program(template: str, p: ProgramView, **extra: str) -> str:
     conf = "unstated" if p.confidence is None else f"{p.confidence:g}"
     return fill(template, tractable_class=p.tractable_class or "unstated", complexity_O=p.complexity_O or "unstated",
-                confidence=conf, verdict_summary=verdict_summary(p.verdict), code=p.code.rstrip(), **extra)
+                confidence=conf, verdict_summary=_summary(p), code=p.code.rstrip(), **extra)
+
+
+def _derivation(template: str, p: ProgramView, **extra: str) -> str:
+    """A program shown by the derivation it was rendered from (the chain format)."""
+    return fill(template, tractable_class=p.tractable_class or "unstated", complexity_O=p.complexity_O or "unstated",
+                verdict_summary=_summary(p), chain=p.chain or "", steps=p.chain_steps or "(not recorded)", **extra)
+
+
+def _summary(p: ProgramView) -> str:
+    if p.verdict is None and p.failure:
+        return f"no program was judged: {p.failure}"
+    return verdict_summary(p.verdict)
 
 
 def _squeeze(text: str) -> str:

@@ -187,9 +187,9 @@ def test_llm_chain_format_parses_checks_and_renders(sandbox):
 
 def test_the_prompt_lists_what_the_structure_analysis_admits():
     text = prompt_text(get_task("T12"))
-    assert "- gauge:" in text and "[admitted now]" in text.split("- gauge:")[1].splitlines()[0]
-    assert "[not now:" in text.split("- nishimori:")[1].splitlines()[0]
-    assert "- kaufman:" in text and '"derivation"' in text
+    assert "- gauge:" in text and "applies to the formula as read" in text.split("- gauge:")[1].splitlines()[0]
+    assert "- nishimori:" not in text                  # never admitted for T12: not listed
+    assert "applies after gauge" in text.split("- kaufman:")[1].splitlines()[0] and '"derivation"' in text
 
 
 def test_derive_plan_reports_where_a_chain_stops(sandbox):

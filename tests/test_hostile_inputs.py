@@ -174,6 +174,28 @@ def perf(files, which, value):
     return ["perf", "sandbox", "--repeats", value]
 
 
+def derive(files, which, value):
+    if which in ("--seed", "--paraphrase"):
+        try:   # a valid seed would derive for real (seconds each)
+            if 0 <= int(value) < 2 ** 63:
+                value = "-1"
+        except ValueError:
+            pass
+    argv = {"--task": "P01", which: value}
+    return ["derive", *[x for kv in argv.items() for x in kv]]
+
+
+def run_readers(files, which, value):
+    """replay, export and report, each given a hostile run directory; export and report also a hostile
+    --out for a real run (replay's would re-judge the run for every value)."""
+    command, flag = which.split()
+    if flag == "run_dir":
+        return [command, value]
+    if flag == "--bench":
+        return ["report", "--bench", value]
+    return [command, LEGACY_RUN, "--out", value]
+
+
 def resume(files, which, value):
     # the run directory is never reached with a valid flag: it does not exist
     return ["resume", value] if which == "run_dir" else ["resume", "/nonexistent/run", which, value]
@@ -189,13 +211,16 @@ SWEEPS = [(oracle, f) for f in ("--n", "--seed", "--task", "--method")] + \
          [(tune, f) for f in ("--trials", "--parallel", "--address")] + \
          [(inspect, f) for f in ("show", "lineage", "runs", "--program", "--top", "--json")] + \
          [(tasks, f) for f in ("show", "--paraphrase")] + [(perf, "--repeats")] + \
+         [(derive, f) for f in ("--task", "--seed", "--paraphrase")] + \
+         [(run_readers, f) for f in ("replay run_dir", "export run_dir", "export --out", "report run_dir",
+                                      "report --bench", "report --out")] + \
          [(resume, f) for f in ("run_dir", "--extra-proposals", "--extra-evaluations", "--extra-wall-time", "--address")] + \
          [(launch, f) for f in ("config", "--seed", "--address", "--run-root")]
 IDS = [f"{build.__name__} {flag}" for build, flag in SWEEPS]
 
 
 def try_flag(files, tmp_root: Path, build, which, value):
-    if build is launch and which == "--run-root":
+    if (build is launch and which == "--run-root") or (build is run_readers and which.endswith("--out")):
         value = confined(value, tmp_root)
     argv = build(files, which, value)
     if build is launch and which != "--run-root":

@@ -4,7 +4,9 @@ No model is called. For each proposal, in journal order:
 
 - an LLM proposal is re-parsed from its recorded response (diffs applied to the parent's
   journaled code, omitted claims inherited from the parent's), exactly as the proposer would
-  parse it today; a proposal that never got a response (a provider failure) stays one;
+  parse it today; a derivation answer (``prompts.output_format: chain``) has its chain checked
+  step by step and rendered again by today's derivation engine; a proposal that never got a
+  response (a provider failure) stays one;
 - any other proposal (the structural proposer's) keeps its journaled code and claims;
 - every program with code is judged by today's verifier with the run's evaluator settings
   (``evaluator:`` of the run's config; the same code and claims are judged once).
@@ -25,6 +27,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from evaluators.sandbox import Sandbox
 from evaluators.verdict import Verdict
 from evolve.config import config_from_dict
 from evolve.engine.workers import EvaluatorWorker
@@ -33,8 +36,11 @@ from evolve.store.lineage import RunIndex
 from evolve.store.run_store import read_config
 from search.candidate import Candidate
 from search.database import normalised_hash
+from search.derivation.llm_format import propose_from_text
+from search.derivation.proposer import DerivationProposer
 from search.failure_reason import first_failure
 from search.parsing import ParseFailure, parse_response
+from tasks.registry import get_task
 
 
 @dataclass
@@ -79,14 +85,16 @@ def rejudge_run(run_dir: str | Path, out: str | Path | None = None, log=None, ev
     verdicts: dict[tuple, dict] = {}
     duplicates = {e.id: e.of for e in idx.of_kind(DuplicateEvent)}
     seen: set[str] = set()
+    chains = ChainReader(cfg.task, cfg.seed)
     try:
         for event in idx.of_kind(ProposalEvent):
             cand = event.candidate
             if cand.id in seen:      # journaled twice (a resumed run): judged once
                 continue
             seen.add(cand.id)
-            report.proposals.append(_rejudge(idx, cand, evaluator, verdicts, duplicates.get(cand.id), log))
+            report.proposals.append(_rejudge(idx, cand, evaluator, verdicts, duplicates.get(cand.id), log, chains))
     finally:
+        chains.close()
         close = getattr(evaluator, "close", None)
         if close is not None:
             close()
@@ -96,10 +104,28 @@ def rejudge_run(run_dir: str | Path, out: str | Path | None = None, log=None, ev
     return report
 
 
+class ChainReader:
+    """Derivation answers read again: each chain checked and rendered by today's engine (the sandbox
+    for the step checks starts with the first derivation answer)."""
+
+    def __init__(self, task_id: str, seed: int):
+        self.task_id, self.seed = task_id, seed
+        self.checker: DerivationProposer | None = None
+
+    def __call__(self, text: str, cid: str) -> Candidate:
+        if self.checker is None:
+            self.checker = DerivationProposer(self.seed, sandbox=Sandbox())
+        return propose_from_text(get_task(self.task_id), text, cid, checker=self.checker)
+
+    def close(self) -> None:
+        if self.checker is not None:
+            self.checker.sandbox.close()
+
+
 def _rejudge(idx: RunIndex, cand: Candidate, evaluator, verdicts: dict, duplicate_of: str | None,
-             log) -> RejudgedProposal:
+             log, chains=None) -> RejudgedProposal:
     before, failure_before = _outcome_before(idx, cand, duplicate_of)
-    today = reparse(idx, cand)
+    today = reparse(idx, cand, chains)
     verdict = None
     if not today.ok:
         after, failure_after = "no code", today.parse_error
@@ -117,16 +143,27 @@ def _rejudge(idx: RunIndex, cand: Candidate, evaluator, verdicts: dict, duplicat
                             verdict)
 
 
-def reparse(idx: RunIndex, cand: Candidate) -> Candidate:
-    """The proposal as today's parser reads its recorded response (a copy; non-LLM proposals unchanged)."""
+#: what reading a response decides (everything else of a proposal is its journaled provenance)
+_READ = ("code", "tractable_class", "complexity_O", "confidence", "justification", "parse_error", "error_kind",
+         "response_format")
+
+
+def reparse(idx: RunIndex, cand: Candidate, chains=None) -> Candidate:
+    """The proposal as today's parser reads its recorded response (a copy; non-LLM proposals unchanged).
+    ``chains(text, id) -> Candidate`` reads derivation answers (without it they stay as journaled)."""
     if cand.response is None:
         return cand
+    if cand.response_format == "derivation_json":
+        if chains is None:
+            return cand
+        read = chains(cand.response, cand.id)
+        return Candidate.from_dict({**cand.to_dict(), **{k: getattr(read, k) for k in _READ},
+                                    "derivation": read.derivation, "prompt_meta": {**cand.prompt_meta,
+                                                                                   **read.prompt_meta}})
     parent = idx.proposals.get(cand.parent_ids[0]) if cand.parent_ids else None
     parsed = parse_response(cand.response, parent.code if parent is not None else None,
                             parent.claims() if parent is not None else None)
-    base = {k: v for k, v in cand.to_dict().items() if k not in ("code", "tractable_class", "complexity_O", "confidence",
-                                                                  "justification", "parse_error", "error_kind",
-                                                                  "response_format")}
+    base = {k: v for k, v in cand.to_dict().items() if k not in _READ}
     if isinstance(parsed, ParseFailure):
         return Candidate.from_dict({**base, "parse_error": parsed.reason, "error_kind": parsed.kind})
     return Candidate.from_dict({**base, "code": parsed.code, "tractable_class": parsed.tractable_class,

@@ -15,7 +15,7 @@ from evolve.bench.metrics import bench_table
 from evolve.bench.protocol import (VARIANTS, BenchError, BenchSettings, LLMSettings, check_model, default_task_ids,
                                    run_bench)
 from evolve.bench.report import render_table, write_reports
-from evolve.commands.common import UsageError, check_count, check_seconds, check_seed
+from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, path_text
 from tasks.registry import get_task
 
 
@@ -41,7 +41,7 @@ def register(sub) -> None:
     p.add_argument("--samples", type=int, default=5, metavar="N", help="parameter samples per probed n (default 5)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit of each probe run (default 30, as in the paper)")
-    p.add_argument("--out", default="bench", metavar="DIR", help="output directory (default ./bench)")
+    p.add_argument("--out", default="bench", metavar="DIR", type=path_text, help="output directory (default ./bench)")
     p.add_argument("--llm-config", default=None, metavar="FILE.yaml",
                    help="per-model settings in the LLMConfig format (models: api_base, api_key_env, prices; "
                         "retries, timeouts); models not listed use defaults")

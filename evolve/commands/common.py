@@ -24,6 +24,16 @@ def task_arg(task_id: str):
         raise UsageError(exc.args[0]) from None
 
 
+def path_text(text: str) -> str:
+    """argparse type for a file or directory named on the command line: not empty, no control character
+    (the operating system cannot take a NUL byte, and a newline in a name we print breaks one-line output)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    if any(ord(c) < 32 for c in text):
+        raise argparse.ArgumentTypeError(f"a path cannot contain control characters: {text!r}")
+    return text
+
+
 SEED_LIMIT = 2 ** 63
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from evaluators.verify import verify
-from evolve.commands.common import UsageError, task_arg
+from evolve.commands.common import UsageError, check_seed, task_arg
 from search.derivation import derive
 from search.derivation.feedback import with_chain
 from search.derivation.proposer import to_candidate
@@ -34,6 +34,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     task = task_arg(args.task)
+    check_seed(args.seed, "--seed")
+    if args.paraphrase is not None:
+        check_seed(args.paraphrase, "--paraphrase")
     formula, source = task.formula, "the task's formula"
     if args.paraphrase is not None:
         try:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from evolve.analysis.export import FORMATS, export_records, write_jsonl
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, path_text
 from evolve.store.journal import JournalError
 from evolve.store.lineage import LineageError
 from evolve.store.run_store import RunStoreError
@@ -20,9 +20,9 @@ def register(sub) -> None:
         description=("Write one record per proposal, in journal order: the chat messages sent, the raw response, "
                      "the parsed program, its diff against its parent, its Verdict, its first failed check, "
                      "score, fitness and the bandit's reward. Schema: evolve/analysis/export.py."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default jsonl)")
-    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--out", metavar="FILE", type=path_text, help="write to FILE instead of standard output")
     p.set_defaults(run=run)
 
 

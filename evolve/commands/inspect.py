@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evolve.commands.common import UsageError, print_json
+from evolve.commands.common import UsageError, path_text, print_json
 from evolve.store.journal import JournalError
 from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
 from evolve.store.run_store import RunStoreError, list_runs
+from search.derivation.feedback import step_lines
 
 
 def register(sub) -> None:
@@ -18,8 +19,9 @@ def register(sub) -> None:
         "lineage", help="show the ancestry of a run's best program (or of one program)",
         description=("Print the ancestry of the run's best program (highest score), root first: for each "
                      "ancestor its id, proposer and model, claimed class and complexity, verdict, largest "
-                     "verified n, and the unified diff of its code from its parent."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+                     "verified n, the chain of derivation steps it was rendered from (action, parameters, "
+                     "check) when it has one, and the unified diff of its code from its parent."))
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--program", metavar="ID", help="follow this program instead of the best one "
                                                    "(a unique prefix of its id is enough; `evolve show` lists ids)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -29,10 +31,11 @@ def register(sub) -> None:
         "show", help="summarise a run: best programs, counts, cost, time",
         description=("Summarise a run from its journal: the best programs, proposal and evaluation counts, "
                      "failed proposals (and the reason when every proposal failed), cost in USD and tokens, wall "
-                     "time and proposals per minute, per-proposer counts, the class labels claimed, and per model "
+                     "time and proposals per minute, per-proposer counts, the class labels claimed, the derivation "
+                     "chain of each best program rendered from one (one line), and per model "
                      "(--json: under `models`): proposals, parse failures, diffs that did not apply, provider "
                      "failures, evaluations, accepted, tokens in/out, USD, mean latency, preflight."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
     p.add_argument("--top", type=int, default=5, metavar="K", help="how many best programs to list (default 5)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(run=run_show)
@@ -42,7 +45,7 @@ def register(sub) -> None:
         description=("List the run directories under ROOT, newest first, with task, state and counts. "
                      "Broken directories are listed as 'unreadable' with the reason; 'stale' means the run "
                      "claims to be running but no process holds its journal (it can be resumed)."))
-    p.add_argument("--root", default="runs", metavar="ROOT", help="directory holding runs (default: runs)")
+    p.add_argument("--root", default="runs", metavar="ROOT", type=path_text, help="directory holding runs (default: runs)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(run=run_runs)
 
@@ -81,6 +84,10 @@ def run_lineage(args) -> int:
     for i, a in enumerate(chain, 1):
         print(f"\n[{i}/{len(chain)}] {a.id}  {a.proposer or '?'} / {a.model or '-'}")
         print(f"      {_one_line(a)}")
+        if a.derivation:
+            print(f"      derivation: {a.chain}")
+            for line in step_lines(a.derivation):
+                print(f"        {line}")
         if not a.parent_ids:
             print("      root (no parent)")
         elif not a.parent_in_run:
@@ -152,6 +159,11 @@ def run_show(args) -> int:
             if sc is not None else (p.verdict or "-", "-", "-", "-", "-"))
         print(f"  {i:>2}  {p.id:14}  {status:8}  {n:>10}  {growth:22}  {checks:20}  {length:>6}  {fit:7}  "
               f"{(p.class_claim or '-'):20}  {(p.complexity_claim or '-'):12}  {p.proposer or '?'}/{p.model or '-'}")
+    chains = [(i, p) for i, p in enumerate(top, 1) if p.chain]
+    if chains:
+        print("\nderivations of the best programs (`evolve lineage --program ID` shows every step's check):")
+        for i, p in chains:
+            print(f"  {i:>2}  {p.id:14}  {p.chain}")
     print(f"\n`evolve lineage {args.run_dir}` shows the best program's ancestry.")
     return 0
 

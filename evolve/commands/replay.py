@@ -7,7 +7,7 @@ import json
 import sys
 
 from evolve.analysis.rejudge import rejudge_run
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, path_text
 from evolve.config import ConfigError
 from evolve.store.journal import JournalError
 from evolve.store.lineage import LineageError
@@ -21,8 +21,8 @@ def register(sub) -> None:
                      "journaled code), judge every program with today's verifier and the run's evaluator "
                      "settings, and list the proposals whose outcome (accept, reject, no code, not judged) or "
                      "first failed check changed. Exit status: 0 nothing changed, 1 something did, 2 usage error."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
-    p.add_argument("--out", metavar="DIR", help="write DIR/replay.jsonl (one record per proposal) and DIR/summary.json")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("--out", metavar="DIR", type=path_text, help="write DIR/replay.jsonl (one record per proposal) and DIR/summary.json")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(run=run)
 

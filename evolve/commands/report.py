@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evolve.commands.common import UsageError
+from evolve.commands.common import UsageError, path_text
 from evolve.report.bench_report import BenchReportError, write_bench_report
 from evolve.report.run_report import write_run_report
 from evolve.store.journal import JournalError
@@ -20,9 +20,9 @@ def register(sub) -> None:
                      "search, the lineage of the best programs (code, diff, verdict, feedback, prompt, response), "
                      "tokens, cost and latency per model and negative prompting; with --bench, the paper's Table 3 "
                      "and Figure 2 from the trial records of `evolve bench --out DIR`."))
-    p.add_argument("run_dir", nargs="?", metavar="RUN_DIR", help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
-    p.add_argument("--bench", metavar="DIR", help="report `evolve bench` results in DIR instead of a run")
-    p.add_argument("--out", metavar="FILE", help="where to write the report (default: RUN_DIR/report.html or "
+    p.add_argument("run_dir", nargs="?", metavar="RUN_DIR", type=path_text, help="a run directory, e.g. runs/20261130-061502-p04-3f9a")
+    p.add_argument("--bench", metavar="DIR", type=path_text, help="report `evolve bench` results in DIR instead of a run")
+    p.add_argument("--out", metavar="FILE", type=path_text, help="where to write the report (default: RUN_DIR/report.html or "
                                                   "DIR/report.html)")
     p.set_defaults(run=run)
 

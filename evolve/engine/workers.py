@@ -22,6 +22,7 @@ from evaluators.sandbox import Sandbox
 from evaluators.verify import VerifyOptions, verify
 from search.candidate import Candidate
 from search.database import score_of
+from search.derivation.feedback import with_chain
 from search.proposers import ProposerContext, proposer_class
 from search.records import Evaluation, ProposalRequest
 from tasks.family import family_structure
@@ -57,6 +58,7 @@ class EvaluatorWorker:
     def evaluate(self, candidate: Candidate) -> Evaluation:
         start, profile = time.perf_counter(), Profile()
         verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox, profile)
+        verdict.feedback = with_chain(verdict.feedback, candidate.derivation)   # the next prompt sees the chain
         return Evaluation(candidate.id, verdict, score_of(verdict, candidate.code), time.perf_counter() - start,
                           self.where, self.node, tuple(profile.stages))
 

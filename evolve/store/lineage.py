@@ -5,7 +5,9 @@ Scores are lists compared lexicographically (higher is better); the best program
 with the highest score among ``evaluation`` records (the earliest on ties). Everything shown to
 people or in JSON carries the score's named view too (``score_named``,
 :func:`search.database.named_score`). Ancestry follows the
-first parent id, root first, each step with a unified diff of the code from its parent.
+first parent id, root first, each step with a unified diff of the code from its parent. A program
+rendered from a derivation carries its chain of checked steps (``derivation``, the candidate's
+record: action, parameters, check) and the chain on one line (``chain``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from evolve.store.run_store import check_run_dir, read_status
 from search.candidate import Candidate
 from search.database import NamedScore, named_score
 from search.database.events import MigrationEvent, ResetEvent
+from search.derivation.feedback import chain_line
 from search.records import Evaluation
 
 
@@ -48,6 +51,21 @@ class ProgramInfo:
     score: list | None = None
     parent_ids: list[str] = field(default_factory=list)
     feedback: str | None = None
+    derivation: list[dict] = field(default_factory=list)   # the checked steps it was rendered from, if any
+    chain: str | None = None                                # that chain on one line
+
+    @classmethod
+    def of(cls, pid: str, cand: Candidate | None, ev: Evaluation | None, **extra) -> "ProgramInfo":
+        """What the journal's proposal ``cand`` and evaluation ``ev`` (either may be missing) say."""
+        v = ev.verdict if ev is not None else None
+        record = [dict(step) for step in cand.derivation] if cand is not None else []
+        return cls(id=pid, proposer=cand.proposer if cand else None, model=cand.model if cand else None,
+                   class_claim=(cand.tractable_class if cand else None) or (v.class_.claimed if v else None),
+                   complexity_claim=(cand.complexity_O if cand else None) or (v.complexity.claimed if v else None),
+                   verdict=v.verdict if v else None, largest_n_verified=v.numerical.largest_n_verified if v else None,
+                   max_rel_err=v.numerical.max_rel_err if v else None, score=list(ev.score) if ev else None,
+                   parent_ids=list(cand.parent_ids) if cand else [], feedback=v.feedback if v else None,
+                   derivation=record, chain=chain_line(record) if record else None, **extra)
 
     @property
     def named_score(self) -> NamedScore | None:
@@ -132,15 +150,7 @@ class RunIndex:
                            f"`evolve show {self.path}` lists the best programs' ids")
 
     def info(self, pid: str, cls=ProgramInfo, **extra) -> ProgramInfo:
-        cand = self.proposals.get(pid)
-        ev = self.evaluations.get(pid)
-        v = ev.verdict if ev is not None else None
-        return cls(id=pid, proposer=cand.proposer if cand else None, model=cand.model if cand else None,
-                   class_claim=(cand.tractable_class if cand else None) or (v.class_.claimed if v else None),
-                   complexity_claim=(cand.complexity_O if cand else None) or (v.complexity.claimed if v else None),
-                   verdict=v.verdict if v else None, largest_n_verified=v.numerical.largest_n_verified if v else None,
-                   max_rel_err=v.numerical.max_rel_err if v else None, score=list(ev.score) if ev else None,
-                   parent_ids=list(cand.parent_ids) if cand else [], feedback=v.feedback if v else None, **extra)
+        return cls.of(pid, self.proposals.get(pid), self.evaluations.get(pid), **extra)
 
 
 def code_diff(old: str | None, new: str | None, old_name: str, new_name: str) -> str:

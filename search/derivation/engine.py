@@ -126,24 +126,26 @@ def derive_plan(task, plan: Plan, formula=None, source: str = "the task's formul
         ctx = _context(task, formula, reader, seed, sandbox)
         node = _root(ctx)
         out.notes += list(reader.notes)
-        for name, options in plan.actions:
+        for k, (name, options) in enumerate(plan.actions, 1):      # step 0 is the reading of the formula
             action = get_action(name)
             reason = action.admits(node.view)
             if reason is not None:
-                out.steps = node.steps
-                out.error = f"step {name!r} does not apply: {reason}"
+                refused = Step(name, action.SUMMARY, dict(options), Check(None, detail=f"not applied: {reason}"))
+                out.steps, out.failed = node.steps, [refused]
+                out.error = f"step {k} ({name}) does not apply: {reason}"
                 return out
             child, failure = _apply(ctx, node, action, dict(options))
             if child is None:
                 out.steps, out.failed = node.steps, [failure]
-                out.error = f"step {name!r} failed: {failure.check.detail}"
+                out.error = f"step {k} ({name}) failed its check: {failure.check.text()}"
                 return out
             node = child
         solver = get_solver(plan.solver)
         reason = solver.applies(node.view)
         if reason is not None:
             out.steps = node.steps
-            out.error = f"the solver {plan.solver!r} does not apply: {reason}"
+            after = f"after step {len(plan.actions)}" if plan.actions else "to the formula as read"
+            out.error = f"the solver {plan.solver!r} does not apply {after}: {reason}"
             return out
         _finish(ctx, out, node, _plan(ctx, node, solver, plan.solver_options))
     finally:
@@ -205,19 +207,25 @@ def _smallest_size(formula, params) -> int | None:
     return None
 
 
-def root_view(task, formula=None, seed: int = 0) -> StateView:
-    """The structure analysis of the task's compiled formula, before any step (no checks run)."""
+def root_states(task, formula=None, seed: int = 0) -> tuple[_Context, list]:
+    """(the context, the states at the view sizes) of the task's compiled formula, before any step;
+    a context without check instances or sandbox (nothing is checked with it)."""
     formula = task.formula if formula is None else formula
     reader = compile_reader(formula)
     ctx = _Context(task, formula, reader, reader.load(), not task.quantity.positive, *_view_sizes_params(task, seed),
                    [], None)
-    return _view(ctx, [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)])
+    return ctx, [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)]
+
+
+def root_view(task, formula=None, seed: int = 0) -> StateView:
+    """The structure analysis of the task's compiled formula, before any step (no checks run)."""
+    return state_view(*root_states(task, formula, seed))
 
 
 def _root(ctx: _Context) -> _Node:
     states = [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)]
     check_states = [_rt_start(ctx.read(i.params, i.n)) for i in ctx.instances]
-    view = _view(ctx, states)
+    view = state_view(ctx, states)
     name = SPIN_VARIABLES["action"] if ctx.reader.changed_domain else "read_formula"
     summary = SPIN_VARIABLES["summary"] if ctx.reader.changed_domain else \
         "the formula compiled into a reader: params -> the terms of the model (tasks/formula_reader.py)"
@@ -228,7 +236,8 @@ def _root(ctx: _Context) -> _Node:
     return _Node((), states, check_states, view, [step])
 
 
-def _view(ctx: _Context, states) -> StateView:
+def state_view(ctx: _Context, states) -> StateView:
+    """The structure analysis of the states a chain prefix leaves (one per view size)."""
     first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim"))
     return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
                    cheap_solvers=CHEAP, first_steps=first)
@@ -277,7 +286,7 @@ def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | N
     step = Step(action.NAME, action.SUMMARY, params, check, float(np.mean(change)), describe_state(states[-1]))
     if not check.passed:
         return None, step
-    return _Node(chain, states, after, _view(ctx, states), node.steps + [step]), step
+    return _Node(chain, states, after, state_view(ctx, states), node.steps + [step]), step
 
 
 def describe_state(state: dict) -> str:

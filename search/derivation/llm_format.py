@@ -8,9 +8,11 @@ Instead of code, a model may answer with::
 :func:`parse_chain` checks it (known actions and solvers, known options with allowed values; one line
 saying what is wrong otherwise) and gives a :class:`Plan`; :func:`propose_from_text` has the engine
 check every step of that plan on the task and render it (engine.derive_plan), so what the model
-proposes is judged exactly as the derivation proposer's own chains. :func:`prompt_text` writes the
-prompt block: the schema, every action and solver with what it does, and which of them the structure
-analysis admits for the task as it is read (later steps are checked when the chain is applied).
+proposes is judged exactly as the derivation proposer's own chains. Steps are numbered as in the
+derivation record: step 0 reads the formula, the model's first action is step 1. :func:`prompt_text`
+writes the prompt block: the schema and the actions and solvers the structure analysis admits for the
+task, each with the shortest chain after which it applies (search/derivation/admission.py);
+:func:`chain_answer` writes a recorded plan back in the schema (a parent shown in a prompt).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import re
 
 from search.candidate import Candidate
 from search.derivation.actions import ACTIONS
-from search.derivation.engine import derive_plan, root_view
-from search.derivation.proposer import to_candidate
+from search.derivation.admission import admission
+from search.derivation.engine import derive_plan
+from search.derivation.proposer import DerivationProposer, to_candidate
 from search.derivation.record import Plan
 from search.derivation.solvers import SOLVERS
 
@@ -54,7 +57,7 @@ def parse_chain(text: str) -> tuple[Plan, str]:
     if len(steps) > MAX_STEPS:
         raise ChainFormatError(f"a chain of {len(steps)} steps is longer than {MAX_STEPS}")
     actions = []
-    for k, step in enumerate(steps):
+    for k, step in enumerate(steps, 1):           # step 0 is the reading of the formula
         if not isinstance(step, dict) or not isinstance(step.get("action"), str):
             raise ChainFormatError(f"step {k} is not an object with an \"action\" name")
         name = step["action"]
@@ -72,42 +75,66 @@ def parse_chain(text: str) -> tuple[Plan, str]:
 
 
 def propose_from_text(task, text: str, cid: str, formula=None, source: str = "the task's formula", seed: int = 0,
-                      sandbox=None, proposer: str = "llm") -> Candidate:
+                      sandbox=None, proposer: str = "llm", checker: DerivationProposer | None = None) -> Candidate:
     """The candidate of a model's derivation answer: parsed, every step checked on the task, rendered.
-    A failed candidate (with the reason and whatever steps were checked) when any of that fails."""
+    A failed candidate (``parse_error`` says which step failed and why, the steps checked before it are
+    in ``derivation``) when any of that fails. ``checker`` (a DerivationProposer: its sandbox, its
+    formulas and its cache of checked plans) replaces ``formula``, ``source``, ``seed`` and ``sandbox``."""
+    provenance = dict(proposer=proposer, response=text, response_format="derivation_json")
     try:
         plan, _ = parse_chain(text)
     except ChainFormatError as exc:
-        return Candidate.failed(cid, task.id, f"derivation answer: {exc}", proposer=proposer, response=text,
-                                response_format="derivation_json")
-    d = derive_plan(task, plan, formula, source, seed=seed, sandbox=sandbox)
+        return Candidate.failed(cid, task.id, f"the derivation answer is malformed: {exc}", **provenance)
+    if checker is not None:
+        d = checker.derivation(task, plan)
+    else:
+        d = derive_plan(task, plan, formula, source, seed=seed, sandbox=sandbox)
     cand = to_candidate(d, cid, task.id, operation="chain proposed in the derivation schema")
+    if not cand.ok:
+        cand.parse_error = f"the derivation was refused: {d.error}"
     cand.proposer, cand.response, cand.response_format = proposer, text, "derivation_json"
     return cand
 
 
 def prompt_text(task, formula=None, seed: int = 0) -> str:
-    """The prompt block that lets a model answer with a chain: schema, library, and what applies now."""
-    view = root_view(task, formula, seed)
-    lines = ["You may answer with a derivation instead of code: a chain of transformations of the model, each "
-             "checked by the engine before the next (log Z before = log Z after + the recorded change, exactly, "
-             "on small instances), ended by a solver. Answer with one JSON object:",
+    """The prompt block that lets a model answer with a chain: the schema, and the actions and solvers
+    the structure analysis admits for the task (only those), each with where it applies first."""
+    found = admission(task, formula, seed)
+    lines = ["For this request, answer with a derivation instead of code: a chain of transformations of the model, "
+             "each checked by the engine before the next (log Z before = log Z after + the recorded change, exactly, "
+             "on small instances), ended by a solver. The engine renders the chain as the program; its tractable class and "
+             "complexity follow from the chain. The answer is one JSON object:",
              '{"derivation": [{"action": NAME, "options": {...}}, ...], "solver": NAME, "solver_options": {...}, '
-             '"justification": "..."}', "", "Actions:"]
-    for name, a in ACTIONS.items():
-        reason = a.admits(view)
-        status = "admitted now" if reason is None else f"not now: {reason}"
+             '"justification": "..."}',
+             f"Step 0 (reading the task's formula into a model) is done for you; your actions are steps 1, 2, ... in "
+             f"order, at most {MAX_STEPS}. Options may be left out (the first value listed is the default).", "",
+             "Actions the structure analysis admits for this task (with default options, where each applies first):"]
+    for name, chain in found.actions.items():
+        a = ACTIONS[name]
         opts = "" if not a.OPTION_SPACE else f" options {_space(a.OPTION_SPACE)};"
-        lines.append(f"- {name}: {a.SUMMARY};{opts} [{status}]")
-    lines.append("Solvers:")
-    for name, s in SOLVERS.items():
-        reason = s.applies(view)
-        status = "applies now" if reason is None else f"not now: {reason}"
+        lines.append(f"- {name}: {a.SUMMARY.rstrip('.')};{opts} applies {_where(chain)}")
+    if not found.actions:
+        lines.append("- none: no transformation applies; answer with a solver and an empty derivation")
+    lines.append("Solvers that apply (the same way):")
+    for name, chain in found.solvers.items():
+        s = SOLVERS[name]
         opts = "" if not s.OPTION_SPACE else f" options {_space(s.OPTION_SPACE)};"
-        lines.append(f"- {name}: {s.SUMMARY};{opts} [{status}]")
-    lines.append("The tractable class and the complexity are derived from the chain you give; a step that does "
-                 "not apply or fails its check ends the chain with that reason.")
+        lines.append(f"- {name}: {s.SUMMARY.rstrip('.')};{opts} applies {_where(chain)}")
+    lines.append(f"(Explored {found.explored} chain prefixes up to {found.depth} steps.) A step that does not apply "
+                 "or fails its check is refused, naming the step and the reason.")
     return "\n".join(lines)
+
+
+def chain_answer(plan: dict) -> str:
+    """A recorded plan (``Plan.to_dict()``, as a candidate's ``prompt_meta["derivation_plan"]``) written
+    back in the answer schema."""
+    steps = [{"action": a, **({"options": o} if o else {})} for a, o in plan.get("actions", [])]
+    return json.dumps({"derivation": steps, "solver": plan.get("solver"),
+                       "solver_options": plan.get("solver_options") or {}})
+
+
+def _where(chain: tuple) -> str:
+    return "to the formula as read" if not chain else "after " + " -> ".join(chain)
 
 
 def _space(space: dict) -> str:
@@ -127,9 +154,14 @@ def _options(raw, space: dict, where: str) -> dict:
     return out
 
 
+#: a reasoning model's scratchpad, removed before the answer is read
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+
+
 def _json_object(text: str) -> dict:
     if not isinstance(text, str):
         raise ChainFormatError("the answer is not text")
+    text = _THINK.sub(" ", text)
     fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
     body = fenced.group(1) if fenced else text[text.find("{"): text.rfind("}") + 1] if "{" in text else ""
     try:

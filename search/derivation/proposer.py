@@ -41,7 +41,9 @@ class DerivationProposer:
     def derivation(self, task: Task, plan: Plan | None = None) -> Derivation:
         """The (cached) derivation of ``task``: the search's best, or the given plan checked."""
         formula, source = self.formulas.get(task.id, (task.formula, "the task's formula"))
-        key = (task.id, id(formula), None if plan is None else (plan.key, repr(sorted(plan.solver_options.items()))))
+        key = (task.id, id(formula), None if plan is None else (
+            tuple((a, repr(sorted(o.items()))) for a, o in plan.actions), plan.solver,
+            repr(sorted(plan.solver_options.items()))))
         if key not in self._derivations:
             if plan is None:
                 self._derivations[key] = derive(task, formula, source, seed=self.seed, sandbox=self.sandbox)

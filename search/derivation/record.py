@@ -40,7 +40,8 @@ class Check:
             parts.append(f"sandbox {self.sandbox:.1e}")
         head = "passed" if self.passed else "FAILED"
         where = f" on {len(self.instances)} instances" if self.instances else ""
-        return f"{head}{where} ({', '.join(parts)})" + (f": {self.detail}" if self.detail and not self.passed else "")
+        measured = f" ({', '.join(parts)})" if parts else ""
+        return f"{head}{where}{measured}" + (f": {self.detail}" if self.detail and not self.passed else "")
 
 
 @dataclass

@@ -19,10 +19,12 @@ not in candidates, not in error texts (which are scrubbed of every configured ke
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -147,11 +149,14 @@ class LLMClient:
 
     # -- one proposal ---------------------------------------------------------------------
     def propose(self, task_id: str, prompt: BuiltPrompt, parent: Candidate | None = None,
-                inspirations=(), model: ModelSpec | str | None = None) -> Candidate:
+                inspirations=(), model: ModelSpec | str | None = None,
+                read: Callable[[str, str], Candidate] | None = None) -> Candidate:
         """Ask a model and parse its answer into a Candidate (failed proposals included).
 
         Never raises for provider or parse failures. Diffs in the answer are applied to ``parent.code``;
-        claims a diff omits are inherited from the parent.
+        claims a diff omits are inherited from the parent. ``read(text, id)``, when given, turns the
+        answer into the Candidate instead of the code parser (a derivation answer, say); the client
+        adds the provenance, tokens, cost and latency.
         """
         spec = self._spec(model)
         cid = self._new_id()
@@ -167,6 +172,10 @@ class LLMClient:
                                     latency_s=time.perf_counter() - start, **prov)
         cost = dict(tokens_in=r.tokens_in, tokens_out=r.tokens_out, cost_usd=r.cost_usd, response=r.text,
                     latency_s=r.seconds, notes=list(r.notes) + [f"attempts: {r.attempts}", f"seconds: {r.seconds:.3f}"])
+        if read is not None:
+            cand = read(r.text, cid)
+            return dataclasses.replace(cand, **{**prov, "prompt_meta": {**prov["prompt_meta"], **cand.prompt_meta}},
+                                       **{**cost, "notes": cost["notes"] + list(cand.notes)})
         parsed = parse_response(r.text, parent.code if parent is not None else None,
                                 parent.claims() if parent is not None else None)
         if isinstance(parsed, ParseFailure):

@@ -21,6 +21,7 @@ TEMPLATE_NAMES = (
     "system", "library", "initial", "feedback",  # the paper's (Appendix A)
     "system_evolve", "evolve", "interface", "structure", "parent", "inspiration", "failed_checks", "negative",
     "goal_fresh", "goal_mutation", "goal_crossover", "format_full", "format_diff",
+    "format_chain", "parent_chain", "inspiration_chain",
 )
 
 

@@ -7,13 +7,25 @@ feedback prompt) and asks the model the request names (the engine's choice) thro
 :class:`search.llm.client.LLMClient` (litellm). The run's ``llm:`` section says which models and
 how; ``prompts:`` how prompts are built. The candidate carries the system prompt's text to the
 engine, which journals each distinct text once.
+
+With ``prompts.output_format: chain`` the model answers with a derivation (a chain of actions and a
+solver in the JSON schema of :mod:`search.derivation.llm_format`) instead of code: the prompt lists
+the actions and solvers the structure analysis admits for the task, a parent that came from a chain
+is shown by its chain, and the answer is checked step by step and rendered into the program here,
+in the proposer (its own sandbox runs the step checks). The candidate carries the checked chain in
+``derivation``, as the derivation proposer's do; a malformed answer or a refused step is a failed
+candidate whose ``parse_error`` names the step and its check.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evaluators.sandbox import Sandbox
 from search.candidate import Candidate
+from search.derivation.feedback import step_lines
+from search.derivation.llm_format import chain_answer, prompt_text, propose_from_text
+from search.derivation.proposer import DerivationProposer
 from search.interface import task_interface
 from search.llm.client import LLMClient
 from search.negative import NegativeBlock
@@ -46,12 +58,15 @@ class LLM:
         self.seed = context.seed
         self._facts: dict | None = None
         self._interface: str | None = None
+        self._derivation: str | None = None
+        self._checker: DerivationProposer | None = None
 
     def propose(self, request: ProposalRequest) -> Candidate:
         prompt = self.prompt(request)
         parent = request.parent.candidate if request.parent is not None else None
+        read = self.read_chain if prompt.meta.get("format") == "chain" else None
         cand = self.client.propose(self.task.id, prompt, parent, [p.candidate for p in request.inspirations],
-                                   model=request.model)
+                                   model=request.model, read=read)
         cand.id = request.id
         cand.prompt = prompt.messages[-1]["content"]
         cand.system_prompt = prompt.messages[0]["content"]
@@ -68,9 +83,27 @@ class LLM:
         negative = NegativeBlock(used=True, items=tuple(request.negative)) if request.negative else None
         facts = self.structure_facts() if self.builder.config.hints else None
         interface = self.interface() if self.builder.config.interface else None
+        chain = self.builder.config.output_format == "chain"
         return self.builder.evolve(description, _view(parent) if parent is not None else None,
                                    [_view(p) for p in request.inspirations], structure=facts, negative=negative,
-                                   interface=interface)
+                                   interface=interface, derivation=self.derivation_block() if chain else None)
+
+    def derivation_block(self) -> str:
+        """The chain format's block (schema, admitted actions and solvers), once per worker."""
+        if self._derivation is None:
+            self._derivation = prompt_text(self.task, seed=self.seed)
+        return self._derivation
+
+    def read_chain(self, text: str, cid: str) -> Candidate:
+        """The candidate of a derivation answer: every step checked on the task, then rendered."""
+        if self._checker is None:     # a sandbox only for runs that ask for chains
+            self._checker = DerivationProposer(self.seed, sandbox=Sandbox())
+        return propose_from_text(self.task, text, cid, checker=self._checker)
+
+    def close(self) -> None:
+        """Stop the sandbox of the step checks, if one was started (it also stops at exit)."""
+        if self._checker is not None:
+            self._checker.sandbox.close()
 
     def interface(self) -> str:
         """The interface block, read from the task's own samples once per worker ('' when a user
@@ -94,4 +127,15 @@ class LLM:
 
 
 def _view(program: JudgedProgram) -> ProgramView:
-    return ProgramView.of(program.candidate, program.verdict)
+    """The program as a prompt shows it; with the chain it came from, when it has one (a model's
+    derivation answer that was refused is shown as answered, with the steps checked before it)."""
+    cand = program.candidate
+    plan = (cand.prompt_meta or {}).get("derivation_plan")
+    if isinstance(plan, dict) and cand.derivation:
+        chain = chain_answer(plan)
+    elif cand.response_format == "derivation_json" and cand.response:
+        chain = cand.response.strip()
+    else:
+        return ProgramView.of(cand, program.verdict)
+    steps = "\n".join(f"- {line}" for line in step_lines(cand.derivation, leaves=True)) or "(none was checked)"
+    return ProgramView.of(cand, program.verdict, chain=chain, chain_steps=steps)
