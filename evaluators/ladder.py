@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evaluators.comparison import passes, relative_error
-from evaluators.oracle_cache import reference
+from evaluators.oracle_cache import lookup
 from evaluators.oracles.base import NotApplicable
+from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import Frontier, Rung
 from tasks.base import Task
@@ -74,7 +75,7 @@ def ladder_draws(task: Task, n: int, seed: int, samples: int = 1) -> list[Draw]:
 
 
 def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int = 0,
-          budget: LadderBudget = LadderBudget(), start_n: int = 0) -> LadderOutcome:
+          budget: LadderBudget = LadderBudget(), start_n: int = 0, profile: Profile | None = None) -> LadderOutcome:
     """Run the candidate on every draw of each ladder size in order; stop at the first failure or frontier."""
     fname = "log_Z" if uses_log_z else "Z_efficient"
     out = LadderOutcome(rungs=[], largest_n_verified=start_n)
@@ -88,7 +89,11 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
                 out.stopped, out.frontier = why, Frontier(n, "ladder_budget", why)
                 return out
             try:
-                ref = reference(task, draw.params, n).log_z
+                with timed(profile, "reference", n=n, draw=draw.kind) as extra:
+                    extra["note"] = "not applicable"
+                    found, source = lookup(task, draw.params, n)
+                    extra["note"] = f"{source} {found.method}"
+                ref = found.log_z
             except NotApplicable as exc:
                 if draw.kind == "typical":
                     why = f"no exact oracle reaches n={n} here ({exc})"
@@ -96,8 +101,11 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
                     return out
                 out.notes.append(f"the {draw.kind} draw at n={n} was skipped: no exact oracle for it here ({exc})")
                 continue
-            report = sandbox.run(code, [Call(fname, draw.params, n)], limits)
-            verdict = _judge_rung(n, report, ref, uses_log_z, task.quantity.positive)
+            with timed(profile, "ladder_call", n=n, draw=draw.kind) as extra:
+                report = sandbox.run(code, [Call(fname, draw.params, n)], limits)
+                verdict = _judge_rung(n, report, ref, uses_log_z, task.quantity.positive)
+                extra["candidate_s"] = sum(r.seconds for r in report.results)
+                extra["note"] = _outcome(verdict)
             if isinstance(verdict, Rung):
                 verdict.draw, verdict.note = draw.kind, draw.note
                 out.rungs.append(verdict)
@@ -124,6 +132,13 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             out.stopped, out.frontier = f"stopped at n={n}: {overflow.detail}", overflow
             return out
     return out
+
+
+def _outcome(verdict) -> str:
+    """One word for a ladder call's profile entry: "" (passed), "wrong", or the frontier's kind."""
+    if isinstance(verdict, Rung):
+        return "" if verdict.passed else "wrong"
+    return verdict[0]
 
 
 OVERFLOW_TEXT = "Z overflows a float here: define log_Z(params, n) returning log Z to be verified at larger n"

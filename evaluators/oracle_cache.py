@@ -3,16 +3,24 @@
 The key is (task id, n, the parameter dictionary), so a repeated verification with the same
 seed recomputes nothing. The disk cache lives in ``$STATMECH_CACHE`` (default
 ``~/.cache/statmech-evolve/oracle``); a corrupt entry is ignored and recomputed.
+
+Evaluators of one search climb the same ladder draws at the same time (same seed), so a value
+missing from the cache is computed under a lock file (``locks/``, one of 256 by key): a second
+evaluator that wants the same value waits for the first and reads it, instead of computing it
+again on a core the first one needs.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
 import os
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from evaluators.oracles.base import OracleResult
@@ -43,20 +51,62 @@ def reference(task: Task, params: dict, n: int, method: str | None = None) -> Or
     """Exact log Z of ``task`` at (params, n), computed once per key. For a task that declares
     another quantity the result's ``log_z`` holds that quantity's log (its value when the
     quantity is not positive: see :class:`tasks.base.Quantity`)."""
+    return lookup(task, params, n, method)[0]
+
+
+def lookup(task: Task, params: dict, n: int, method: str | None = None) -> tuple[OracleResult, str]:
+    """``reference`` and where its value came from: "memory", "disk", "waited" (another process
+    was computing it; read from disk once it had) or "computed"."""
     key = _key(task, params, n, method)
     if key in _memory:
-        return _memory[key]
+        return _memory[key], "memory"
     path = cache_dir() / f"{key}.json"
+    result, source = _read(path), "disk"
+    if result is None:
+        with _computing(key):
+            result, source = _read(path), "waited"
+            if result is None:
+                result, source = _compute(task, params, n, method), "computed"
+                _store(path, result)
+    _memory[key] = result
+    return result, source
+
+
+def _read(path: Path) -> OracleResult | None:
     try:
         d = json.loads(path.read_text())
         result = OracleResult(float(d["log_z"]), str(d["method"]), float(d["seconds"]))
-        if not math.isfinite(result.log_z):
-            raise ValueError("a stored non-finite value is recomputed")
     except (OSError, ValueError, KeyError, TypeError):
-        result = _compute(task, params, n, method)
-        _store(path, result)
-    _memory[key] = result
-    return result
+        return None
+    return result if math.isfinite(result.log_z) else None   # a stored non-finite value is recomputed
+
+
+_held = threading.local()   # the lock this thread holds: a nested lookup takes no second lock
+
+
+@contextmanager
+def _computing(key: str):
+    """Hold the lock file of ``key``'s stripe; best effort (no lock when the cache cannot be written).
+    A thread holds at most one stripe: a reference computed inside another's computation takes
+    none (two processes each holding one stripe and waiting for the other's would deadlock)."""
+    stripe = key[:2]
+    if getattr(_held, "stripe", None) is not None:
+        yield
+        return
+    try:
+        folder = cache_dir() / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / f"{stripe}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.stripe = stripe
+        yield
+    finally:
+        _held.stripe = None
+        os.close(fd)   # closing the descriptor releases the lock
 
 
 def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResult:

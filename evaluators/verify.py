@@ -17,7 +17,8 @@ from evaluators.comparison import passes, relative_error
 from evaluators.checks.judgement import JudgeBudget, judge
 from evaluators.ladder import LadderBudget, climb
 from evaluators.oracle_cache import reference
-from evaluators.sandbox import Call, Limits, Sandbox, static_check
+from evaluators.profile import Profile, timed
+from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.submission import Submission
 from evaluators.verdict import Rung, Verdict
 from tasks.base import Task
@@ -52,37 +53,45 @@ def probe_set(task: Task, seed: int, samples: int) -> list[Probe]:
     return out
 
 
-def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions(), sandbox: Sandbox | None = None) -> Verdict:
-    """Judge ``sub`` on ``task``; the returned Verdict's ``verdict`` is accept or reject."""
+def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions(), sandbox: Sandbox | None = None,
+           profile: Profile | None = None) -> Verdict:
+    """Judge ``sub`` on ``task``; the returned Verdict's ``verdict`` is accept or reject. A
+    ``profile`` given is filled with where the time went (:mod:`evaluators.profile`)."""
     v = Verdict(task=task.id, confidence=sub.confidence)
     v.complexity.claimed = sub.complexity_O
     v.class_.claimed = sub.tractable_class
 
-    violations = static_check(sub.code)
-    syntax = [x for x in violations if x.startswith("syntax:")]
-    if syntax:  # code that does not parse did not run; it broke no rule of the sandbox
-        v.feedback = fb.did_not_run("SyntaxError: " + syntax[0][len("syntax:"):])
-        return v
-    if violations:
-        v.sandbox.violations = list(violations)
-        v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])
-        return v
-    if not sub.defines("Z_efficient"):
-        v.feedback = fb.did_not_run("the code does not define a top-level function Z_efficient(params, n)")
-        return v
-
     own = sandbox is None
-    sandbox = sandbox or Sandbox()
+    sandbox = sandbox or Sandbox()   # starts nothing yet: its fork server starts at the first run
     try:
-        ran = _probe_stage(task, sub, options, sandbox, v)
+        with timed(profile, "static_check"):   # a code the sandbox checked before is not checked again
+            violations = sandbox.check(sub.code)
+        syntax = [x for x in violations if x.startswith("syntax:")]
+        if syntax:  # code that does not parse did not run; it broke no rule of the sandbox
+            v.feedback = fb.did_not_run("SyntaxError: " + syntax[0][len("syntax:"):])
+            return v
+        if violations:
+            v.sandbox.violations = list(violations)
+            v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])
+            return v
+        if not sub.defines("Z_efficient"):
+            v.feedback = fb.did_not_run("the code does not define a top-level function Z_efficient(params, n)")
+            return v
+
+        with timed(profile, "sandbox_start"):   # nothing to do when it is warm; a crash later restarts it in a stage
+            try:
+                sandbox.start()
+            except (RuntimeError, OSError):
+                pass   # the probe run tries again and reports why it cannot start
+        ran = _probe_stage(task, sub, options, sandbox, v, profile)
         climbed = options.ladder and v.numerical.passed and bool(task.ladder_sizes)
         if climbed:
-            _ladder_stage(task, sub, options, sandbox, v)
+            _ladder_stage(task, sub, options, sandbox, v, profile)
         judged_ok = True
         if options.judge and ran:
             try:
                 outcome = judge(task, sub, v, sandbox, seed=options.seed, budget=options.judge_budget,
-                                ladder_ran=climbed)
+                                ladder_ran=climbed, profile=profile)
             except Exception as exc:  # an evaluator bug must not crash evolve; it must not accept either
                 judged_ok = False
                 v.feedback += f"\nInternal evaluator error while judging (not your fault): {type(exc).__name__}: {exc}"
@@ -90,20 +99,24 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
                 judged_ok = outcome.ok
                 if outcome.lines:
                     v.feedback += "\n" + "\n".join(outcome.lines)
+        v.verdict = "accept" if v.numerical.passed and judged_ok and not v.sandbox.violations else "reject"
+        return v
     finally:
         if own:
             sandbox.close()
-    v.verdict = "accept" if v.numerical.passed and judged_ok and not v.sandbox.violations else "reject"
-    return v
 
 
-def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> bool:
+def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict,
+                 profile: Profile | None = None) -> bool:
     """Run the probes and fill ``v.numerical``; True when the candidate returned anything at all."""
-    probes = probe_set(task, opt.seed, opt.samples)
+    with timed(profile, "probe_references"):
+        probes = probe_set(task, opt.seed, opt.samples)
     functions = ["Z_efficient"] + (["log_Z"] if uses_log_z(task, sub) else [])
     calls = [Call(f, p.params, p.n) for p in probes for f in functions]
     limits = Limits(timeout_s=opt.timeout_s, cpu_s=int(opt.timeout_s) + 5, memory_mb=opt.memory_mb)
-    report = sandbox.run(sub.code, calls, limits)
+    with timed(profile, "probes") as extra:
+        report = sandbox.run(sub.code, calls, limits)
+        extra["candidate_s"] = sum(r.seconds for r in report.results)
     v.sandbox.violations = list(report.violations)
     num = v.numerical
     num.probes = len(probes)
@@ -153,10 +166,11 @@ def uses_log_z(task: Task, sub: Submission) -> bool:
     return task.quantity.positive and sub.defines("log_Z")
 
 
-def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict) -> None:
+def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandbox, v: Verdict,
+                  profile: Profile | None = None) -> None:
     uses_log = uses_log_z(task, sub)
     out = climb(task, sub.code, uses_log, sandbox, seed=opt.seed, budget=opt.ladder_budget,
-                start_n=v.numerical.largest_n_verified)
+                start_n=v.numerical.largest_n_verified, profile=profile)
     num = v.numerical
     num.rungs.extend(out.rungs)
     num.largest_n_verified = out.largest_n_verified

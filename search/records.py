@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evaluators.feedback import did_not_run
+from evaluators.profile import StageTime
 from evaluators.verdict import Verdict
 from search.candidate import Candidate
 
@@ -27,7 +28,8 @@ STYLES = ("evolve", "paper")
 class Evaluation:
     """One candidate judged: its Verdict, its lexicographic score (search.database.score_of,
     higher is better), the wall seconds of the whole cascade, the worker (host:pid) that ran it
-    and, under Ray, the id of its node (two nodes on one host share a host name)."""
+    and, under Ray, the id of its node (two nodes on one host share a host name), and where the
+    cascade's time went (``profile``, :mod:`evaluators.profile`; empty in runs made before it)."""
 
     id: str
     verdict: Verdict
@@ -35,6 +37,7 @@ class Evaluation:
     seconds: float = 0.0
     worker: str = ""
     node: str = ""
+    profile: tuple[StageTime, ...] = ()
 
     @property
     def accepted(self) -> bool:
@@ -42,12 +45,14 @@ class Evaluation:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "verdict": self.verdict.to_dict(), "score": [float(x) for x in self.score],
-                "seconds": float(self.seconds), "worker": self.worker, "node": self.node}
+                "seconds": float(self.seconds), "worker": self.worker, "node": self.node,
+                "profile": [s.to_dict() for s in self.profile]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Evaluation":
         return cls(str(d["id"]), Verdict.from_dict(d["verdict"]), tuple(float(x) for x in d["score"]),
-                   float(d.get("seconds") or 0.0), str(d.get("worker") or ""), str(d.get("node") or ""))
+                   float(d.get("seconds") or 0.0), str(d.get("worker") or ""), str(d.get("node") or ""),
+                   tuple(StageTime.from_dict(s) for s in d.get("profile") or ()))
 
 
 @dataclass(frozen=True)

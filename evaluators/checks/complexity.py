@@ -30,6 +30,7 @@ from evaluators.checks.cost_evidence import frontier_contradiction, timing_ceili
 from evaluators.checks.growth import Growth, at_least
 from evaluators.checks.static_cost import StaticFinding, growth_key, static_estimate, static_evidence
 from evaluators.checks.timing_fit import MIN_SECONDS, Fit, fit_growth
+from evaluators.sandbox import Call, Limits
 from evaluators.verdict import Complexity, Frontier
 
 MAX_STEPS_PER_SECOND = 1e11  # no Python/numpy code on 2 cores does more elementary steps than this
@@ -171,43 +172,102 @@ def ladder_timings(rungs) -> list[tuple[int, float]]:
     return [(r.n, r.seconds) for r in rungs if r.rel_err is not None and r.seconds]
 
 
+@dataclass(frozen=True)
+class TimingRuns:
+    """What ``time_sizes`` measured: (n, seconds) pairs, and what it cost."""
+
+    points: list[tuple[int, float]]
+    runs: int = 0               # sandbox runs
+    calls: int = 0              # calls that completed
+    candidate_s: float = 0.0    # seconds inside the candidate's calls
+
+
 def measure_times(code: str, function: str, task, sizes, sandbox, repeats: int = 3, budget_s: float = 20.0,
-                  seed: int = 0, memory_mb: int = 2048, total_s: float = 120.0) -> list[tuple[int, float]]:
+                  seed: int = 0, memory_mb: int = 2048, total_s: float = 120.0,
+                  batched: bool = False) -> list[tuple[int, float]]:
+    """(n, seconds) pairs of ``time_sizes`` (see there)."""
+    return time_sizes(code, function, task, sizes, sandbox, repeats, budget_s, seed, memory_mb, total_s, batched).points
+
+
+def time_sizes(code: str, function: str, task, sizes, sandbox, repeats: int = 3, budget_s: float = 20.0,
+               seed: int = 0, memory_mb: int = 2048, total_s: float = 120.0, batched: bool = False) -> TimingRuns:
     """Time ``function`` ("Z_efficient" or "log_Z") of ``code`` at extra ``sizes`` (n, spins).
 
-    Sizes run in increasing order, each ``repeats`` times in separate sandbox runs (a run is
-    killed after ``budget_s`` seconds of wall time); the minimum seconds per size is kept, since
-    load on the machine only adds time. A size that runs longer than ``budget_s``, fails,
-    exhausts memory or is killed ends the measurement; so does ``total_s`` of time spent.
-    Sizes the task does not define (``task.check_size``) are skipped. Parameters come from
-    ``task.probe_params(n, seed, 0)``. Values are not checked here: this is timing only.
-    """
-    from evaluators.sandbox import Call, Limits  # the sandbox is only needed for measuring
+    Sizes run in increasing order, each up to ``repeats`` times (a call longer than ``budget_s / 4``
+    is timed precisely enough once); the minimum seconds per size is kept, since load on the
+    machine only adds time. A call that runs longer than ``budget_s`` (it is killed), fails or
+    exhausts memory ends the measurement; so does ``total_s`` of time spent. Sizes the task does
+    not define (``task.check_size``) are skipped. Parameters come from ``task.probe_params(n, seed,
+    0)``. Values are not checked here: this is timing only.
 
-    limits = Limits(timeout_s=budget_s, cpu_s=int(budget_s) + 5, memory_mb=memory_mb)
-    out: list[tuple[int, float]] = []
-    spent = 0.0
+    ``batched=False`` gives every call a sandbox run of its own. ``batched=True`` runs each repeat
+    as one sandbox run calling every size once, in increasing order, with ``budget_s`` per call
+    (the sandbox kills the run at the first call over it): the first run climbs the sizes and
+    stops where the rule above says, later runs repeat the quick sizes it reached (a failure
+    there ends that repeat only). The same calls under the same budgets, with one run's overhead
+    instead of one per call. A run never calls the same size twice, so nothing a candidate keeps
+    between calls (a cache keyed by its parameters or by n) can shorten a timed call.
+    """
+    todo = []
     for n in sorted(set(int(s) for s in sizes)):
         try:
-            params = task.probe_params(n, seed, 0)
+            todo.append((n, task.probe_params(n, seed, 0)))
         except ValueError:
             continue
+    if batched:
+        return _time_batched(code, function, todo, sandbox, max(1, repeats), budget_s, memory_mb, total_s)
+    return _time_one_by_one(code, function, todo, sandbox, max(1, repeats), budget_s, memory_mb, total_s)
+
+
+def _time_one_by_one(code, function, todo, sandbox, repeats, budget_s, memory_mb, total_s) -> TimingRuns:
+    limits = Limits(timeout_s=budget_s, cpu_s=int(budget_s) + 5, memory_mb=memory_mb)
+    out: list[tuple[int, float]] = []
+    spent, runs, calls = 0.0, 0, 0
+    for n, params in todo:
         best = math.inf
-        for _ in range(max(1, repeats)):
+        for _ in range(repeats):
             report = sandbox.run(code, [Call(function, params, n)], limits)
+            runs += 1
             res = report.results[0] if report.results else None
             if report.timed_out or report.memory_exhausted or res is None or not res.ok:
                 if best < math.inf:
                     out.append((n, best))
-                return out
+                return TimingRuns(out, runs, calls, spent)
             best = min(best, res.seconds)
             spent += res.seconds
+            calls += 1
             if res.seconds > budget_s / 4:  # a slow call is timed precisely enough once
                 break
         out.append((n, best))
         if best > budget_s or spent > total_s:
             break
-    return out
+    return TimingRuns(out, runs, calls, spent)
+
+
+def _time_batched(code, function, todo, sandbox, repeats, budget_s, memory_mb, total_s) -> TimingRuns:
+    best: dict[int, float] = {}
+    spent, runs, calls = 0.0, 0, 0
+    for rep in range(repeats):
+        # the first pass climbs the sizes; later passes repeat the quick ones it reached
+        batch = todo if rep == 0 else [(n, p) for n, p in todo if n in best and best[n] <= budget_s / 4]
+        room = total_s - spent
+        if not batch or room <= 0:
+            break
+        limits = Limits(timeout_s=room + budget_s, cpu_s=int(room + budget_s) + 5, memory_mb=memory_mb,
+                        call_timeout_s=budget_s)
+        report = sandbox.run(code, [Call(function, p, n) for n, p in batch], limits)
+        runs += 1
+        for (n, _), res in zip(batch, report.results):
+            if not res.ok:
+                break
+            best[n] = min(res.seconds, best.get(n, math.inf))
+            spent += res.seconds
+            calls += 1
+            if rep == 0 and spent > total_s:
+                break
+        if rep == 0:  # the climb ends where the first pass stopped (a failure, a killed call, the total)
+            todo = [(n, p) for n, p in todo if n in best]
+    return TimingRuns(sorted(best.items()), runs, calls, spent)
 
 
 def suggest_sizes(timings: list[tuple[int, float]], lattice: bool, count: int = 6) -> list[int]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluators.checks.classes import check_class
-from evaluators.checks.complexity import audit_complexity, ladder_timings, measure_times, suggest_sizes
+from evaluators.checks.complexity import audit_complexity, ladder_timings, suggest_sizes, time_sizes
 from evaluators.checks.physics import physical_assertions
 from evaluators.checks.static_cost import StaticFinding
 from evaluators.checks.timing_fit import fit_growth
+from evaluators.profile import Profile, timed
 from evaluators.sandbox import Sandbox
 from evaluators.submission import Submission
 from evaluators.verdict import Verdict
@@ -29,6 +30,7 @@ class JudgeBudget:
     timing_call_s: float = 8.0     # one extra timing call
     physics_s: float = 25.0        # the whole physical-assertion run
     memory_mb: int = 2048
+    batch_timing_runs: bool = True  # each repeat of the timing sizes in one sandbox run (False: one run per call)
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Judgement:
 
 
 def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int = 0,
-          budget: JudgeBudget = JudgeBudget(), ladder_ran: bool = False) -> Judgement:
+          budget: JudgeBudget = JudgeBudget(), ladder_ran: bool = False, profile: Profile | None = None) -> Judgement:
     """Fill ``complexity``, ``class`` and ``physics`` of ``v``, whatever its numbers were.
 
     Acceptable when the claim parses and is not shown dishonest, the class is consistent, and
@@ -50,22 +52,30 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     timings = ladder_timings(v.numerical.rungs)
     # a fit needs three sizes whose times stand well above timer noise and any fixed per-call
     # overhead, spread wide enough; else time more sizes
-    if not fit_growth(timings).usable:
-        extra = suggest_sizes(timings, task.square_lattice)
-        timings += measure_times(sub.code, function, task, extra, sandbox, repeats=2, budget_s=budget.timing_call_s,
-                                 seed=seed, memory_mb=budget.memory_mb, total_s=budget.timing_total_s)
+    with timed(profile, "timing_fit"):
+        usable = fit_growth(timings).usable
+    if not usable:
+        extra_sizes = suggest_sizes(timings, task.square_lattice)
+        with timed(profile, "timing_runs") as extra:
+            measured = time_sizes(sub.code, function, task, extra_sizes, sandbox, repeats=2,
+                                  budget_s=budget.timing_call_s, seed=seed, memory_mb=budget.memory_mb,
+                                  total_s=budget.timing_total_s, batched=budget.batch_timing_runs)
+            extra["candidate_s"], extra["note"] = measured.candidate_s, f"{measured.runs} run(s), {measured.calls} call(s)"
+        timings += measured.points
     first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
-    finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
-                               frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung)
+    with timed(profile, "complexity_audit"):
+        finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
+                                   frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung)
     v.complexity = finding.to_verdict()
 
-    family = family_structure(task)
-    cls = check_class(sub.tractable_class, family, finding.measured_growth, class_static_kinds(finding.static))
+    with timed(profile, "class_analysis"):
+        family = family_structure(task)
+        cls = check_class(sub.tractable_class, family, finding.measured_growth, class_static_kinds(finding.static))
     v.class_.claimed, v.class_.consistent, v.class_.reasons = cls.claimed, cls.consistent, list(cls.reasons)
 
     n_phys, n_small = physics_sizes(task, v, uses_log, per_call_s=budget.physics_s / 40)
     outcome = physical_assertions(task, sub.code, uses_log, sandbox, n_phys, n_small, seed=seed,
-                                  timeout_s=budget.physics_s, memory_mb=budget.memory_mb)
+                                  timeout_s=budget.physics_s, memory_mb=budget.memory_mb, profile=profile)
     v.physics.checks = outcome.checks
     v.physics.passed = all(c.passed for c in outcome.checks) if outcome.checks else None
 

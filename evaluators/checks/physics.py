@@ -20,6 +20,7 @@ frontier, reported as a note that asks for log_Z; it is not a failed assertion.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from evaluators.comparison import passes, relative_error, tolerance
 from evaluators.oracle_cache import reference
 from evaluators.oracles.base import NotApplicable
 from evaluators.oracles.naive import ground_state_energy
+from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import PhysicsCheck
 from tasks.base import COLD_BETA_J, Task, coupling_scale
@@ -51,13 +53,22 @@ class PhysicsOutcome:
     notes: list[str]            # checks that could not be concluded, and why
 
 
+#: the probes each assertion calls on its own (its profile entry's ``candidate_s`` is their seconds)
+_OWN_PROBES = {"unseen_parameters": ("base",), "beta_zero": ("beta0",), "spin_flip": ("flip",),
+               "gauge_invariance": ("gauge",), "convexity_in_beta": ("convex",), "energy": ("e_minus", "e_plus"),
+               "low_temperature": ("lowT",)}
+
+
 def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, n: int, n_small: int,
-                        seed: int = 0, timeout_s: float = 30.0, memory_mb: int = 2048) -> PhysicsOutcome:
+                        seed: int = 0, timeout_s: float = 30.0, memory_mb: int = 2048,
+                        profile: Profile | None = None) -> PhysicsOutcome:
     """Run every applicable assertion; ``n`` is the size for most checks (beyond the probes where
     the candidate has been verified), ``n_small`` a size whose Z fits a float at low temperature.
-    A task whose quantity is not Z gets only the assertions its quantity declares."""
+    A task whose quantity is not Z gets only the assertions its quantity declares. A ``profile``
+    gets the run's time and, per assertion, the host's time on its references and checks (seconds,
+    outside the run) and its calls' seconds inside the run (``candidate_s``)."""
     if not task.quantity.is_partition_function:
-        return declared_quantity_assertions(task, code, uses_log_z, sandbox, n, seed, timeout_s, memory_mb)
+        return declared_quantity_assertions(task, code, uses_log_z, sandbox, n, seed, timeout_s, memory_mb, profile)
     rng = np.random.default_rng([seed, UNSEEN_SEED_OFFSET, n])
     p = task.probe_params(n, seed + UNSEEN_SEED_OFFSET, 0)
     p_small = task.probe_params(n_small, seed + UNSEEN_SEED_OFFSET, 1)
@@ -79,8 +90,12 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     probes.append(_Probe("lowT", task.with_beta(p_small, big_beta), n_small))
 
     fname = "log_Z" if uses_log_z else "Z_efficient"
-    report = sandbox.run(code, [Call(fname, q.params, q.n) for q in probes],
-                         Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+    with timed(profile, "physics_run", n=n) as extra:
+        report = sandbox.run(code, [Call(fname, q.params, q.n) for q in probes],
+                             Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+        extra["candidate_s"] = sum(r.seconds for r in report.results)
+    calls_s = {q.label: r.seconds for q, r in zip(probes, report.results)}   # inside the run, per probe
+    host_s: dict[str, float] = {}             # per assertion: its references and its check, outside the run
     got: dict[str, float | None] = {}
     why: dict[str, str] = {}
     for q, res in zip(probes, report.results):
@@ -99,13 +114,23 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     def value(label: str) -> float | None:
         return got.get(label)
 
-    def ref(q: _Probe) -> float | None:
+    def ref(q: _Probe, name: str) -> float | None:
+        started = time.perf_counter()
         try:
             return reference(task, q.params, q.n).log_z
         except NotApplicable:
             return None
+        finally:
+            host_s[name] = host_s.get(name, 0.0) + time.perf_counter() - started
 
     def add(name: str, labels: list[str], ok_fn, detail_fn) -> None:
+        started = time.perf_counter()
+        try:
+            _add(name, labels, ok_fn, detail_fn)
+        finally:
+            host_s[name] = host_s.get(name, 0.0) + time.perf_counter() - started
+
+    def _add(name: str, labels: list[str], ok_fn, detail_fn) -> None:
         missing = [lab for lab in labels if value(lab) is None]
         if missing:
             # A raise or NaN on fresh parameters is a failure; running out of memory or time, or
@@ -122,7 +147,7 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
         checks.append(PhysicsCheck(name, bool(ok), detail_fn(ok)))
 
     by = {q.label: q for q in probes}
-    base_ref = ref(by["base"])
+    base_ref = ref(by["base"], "unseen_parameters")
     if base_ref is not None:
         add("unseen_parameters", ["base"],
             lambda: passes(relative_error(got["base"], base_ref, True)[0], base_ref),
@@ -148,7 +173,7 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
         lambda ok: "log Z is convex in beta" if ok else "log Z is not convex in beta: the candidate's values at "
                    f"beta = {', '.join(f'{b:.3g}' for b in convex_betas)} bend the wrong way")
     em, ep = by["e_minus"], by["e_plus"]
-    ref_m, ref_p = ref(em), ref(ep)
+    ref_m, ref_p = ref(em, "energy"), ref(ep, "energy")
     if ref_m is not None and ref_p is not None:
         e_ref = -(ref_p - ref_m) / (2 * FD_STEP)
         add("energy", ["e_minus", "e_plus"],
@@ -156,11 +181,18 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
             lambda ok: "the energy -d log Z/d beta agrees with the exact one" if ok else
                        f"the energy -d log Z/d beta is off by {abs(-(got['e_plus'] - got['e_minus']) / (2 * FD_STEP) - e_ref):.3g}")
     low = by["lowT"]
-    low_ref = ref(low)
+    low_ref = ref(low, "low_temperature")
     if low_ref is not None:
         add("low_temperature", ["lowT"], lambda: _low_t_ok(task, low, got["lowT"], low_ref, big_beta),
             lambda ok: f"at beta = {big_beta:.3g} (n={n_small}) " + ("log Z matches the ground-state limit" if ok else
                        "log Z disagrees with the low-temperature limit set by the ground-state energy"))
+    if profile is not None:
+        for name, prefixes in _OWN_PROBES.items():
+            labels = [q.label for q in probes if q.label.startswith(prefixes)]
+            if labels:
+                profile.add(f"physics:{name}", host_s.get(name, 0.0),
+                            n=n_small if name == "low_temperature" else n,
+                            candidate_s=sum(calls_s.get(lab, 0.0) for lab in labels))
     return PhysicsOutcome(checks, notes)
 
 
@@ -188,7 +220,8 @@ DECLARED_QUANTITY_ASSERTIONS = ("unseen_parameters",)
 
 
 def declared_quantity_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, n: int, seed: int = 0,
-                                 timeout_s: float = 30.0, memory_mb: int = 2048) -> PhysicsOutcome:
+                                 timeout_s: float = 30.0, memory_mb: int = 2048,
+                                 profile: Profile | None = None) -> PhysicsOutcome:
     """For a task quantity other than Z (``task.quantity``): fresh parameters at size n against the
     task's exact reference, when the quantity lists ``unseen_parameters``. Names it lists that
     are not known here are reported as notes, never silently passed."""
@@ -199,12 +232,15 @@ def declared_quantity_assertions(task: Task, code: str, uses_log_z: bool, sandbo
         return PhysicsOutcome([], notes)
     params = task.probe_params(n, seed + UNSEEN_SEED_OFFSET, 0)
     try:
-        exact = reference(task, params, n).log_z
+        with timed(profile, "physics:unseen_parameters", n=n, note="reference"):
+            exact = reference(task, params, n).log_z
     except NotApplicable as exc:
         return PhysicsOutcome([], notes + [f"unseen_parameters: inconclusive (no exact reference at n={n}: {exc})"])
     fname = "log_Z" if uses_log_z else "Z_efficient"
-    report = sandbox.run(code, [Call(fname, params, n)],
-                         Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+    with timed(profile, "physics_run", n=n) as extra:
+        report = sandbox.run(code, [Call(fname, params, n)],
+                             Limits(timeout_s=timeout_s, cpu_s=int(timeout_s) + 5, memory_mb=memory_mb))
+        extra["candidate_s"] = sum(r.seconds for r in report.results)
     if not report.results:
         return PhysicsOutcome([], notes + [f"unseen_parameters: inconclusive ({report.error or 'run ended early'})"])
     res = report.results[0]

@@ -47,12 +47,16 @@ class Limits:
     memory_mb: RLIMIT_AS of the child, MiB of address space (the preloaded numpy/scipy
         image counts, about 200 MiB).
     max_output_bytes: captured stdout and stderr are each cut to this many bytes.
+    call_timeout_s: wall clock for each call (the first one's includes running the module), or
+        None; the child is killed at the first call that exceeds it, as at ``timeout_s``, so a
+        list of calls can share one run and still give each call its own budget.
     """
 
     timeout_s: float = 30.0
     cpu_s: int = 60
     memory_mb: int = 2048
     max_output_bytes: int = 64_000
+    call_timeout_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,15 @@ a scrubbed environment. Protocol on its stdin/stdout (length-prefixed JSON, ``pr
                     {"t": "started", "pid": int}          the child's pid (= its pgid)
                     {"t": "report", ...}                  when the child is done or killed
 
-The zygote enforces the wall-clock limit: at ``timeout_s`` after the fork it SIGKILLs the
-child's process group. It drains the child's stdout/stderr (keeping ``max_output_bytes`` of
-each) and verifies the signed result frames. It serves one run at a time.
+The zygote enforces the wall-clock limits: at ``timeout_s`` after the fork, or when one call runs
+longer than ``call_timeout_s`` (if given), it SIGKILLs the child's process group. It drains the
+child's stdout/stderr (keeping ``max_output_bytes`` of each) and verifies the signed result
+frames. It serves one run at a time.
 """
 from __future__ import annotations
 
 import gc
+import math
 import os
 import select
 import signal
@@ -102,8 +104,9 @@ class _Collector:
             self.done = True
 
 
-def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
-    """Pump the child's pipes until it exits or the deadline; returns (status, timed_out)."""
+def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float, call_timeout_s: float | None = None):
+    """Pump the child's pipes until it exits or a deadline (the run's, or the current call's: a
+    call starts when the previous one's result arrives); returns (status, timed_out, call_timed_out)."""
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -115,12 +118,17 @@ def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
         names[fd] = name
     if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
-    deadline = t0 + timeout_s
-    status, timed_out, open_fds = None, False, set(names)
+    run_deadline = t0 + timeout_s
+    call_deadline, calls_seen = (t0 + call_timeout_s if call_timeout_s else math.inf), 0
+    status, timed_out, call_timed_out, open_fds = None, False, False, set(names)
     while status is None:
+        if call_timeout_s and len(col.results) > calls_seen:
+            calls_seen = len(col.results)
+            call_deadline = time.monotonic() + call_timeout_s
+        deadline = min(run_deadline, call_deadline)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            timed_out = True
+            timed_out, call_timed_out = True, call_deadline < run_deadline
             _kill_group(pid)
             _, status = os.waitpid(pid, 0)
             break
@@ -153,7 +161,7 @@ def _collect(pid: int, fds: dict, col: _Collector, timeout_s: float, t0: float):
             pass
     if pidfd is not None:
         os.close(pidfd)
-    return status, timed_out
+    return status, timed_out, call_timed_out
 
 
 class _Spare:
@@ -209,19 +217,24 @@ class Zygote:
         """Hand ``request`` to a child, wait for it, and return the report frame."""
         limits = request.get("limits", {})
         timeout_s = float(limits.get("timeout_s", 30.0))
+        call_timeout_s = limits.get("call_timeout_s")
+        call_timeout_s = float(call_timeout_s) if call_timeout_s else None
         cap = int(limits.get("max_output_bytes", 64_000))
         spare, t0 = self.take_spare(request)
         pid = spare.pid
         protocol.write_all(1, protocol.encode({"t": "started", "pid": pid}))
         col = _Collector(spare.key, cap)
         try:
-            status, timed_out = _collect(pid, spare.fds, col, timeout_s, t0)
+            status, timed_out, call_timed_out = _collect(pid, spare.fds, col, timeout_s, t0, call_timeout_s)
         finally:
             for fd in spare.fds.values():
                 os.close(fd)
         if status is None:
             self.to_reap.append(pid)
-        return _report(col, status, timed_out, timeout_s, time.monotonic() - t0)
+        report = _report(col, status, timed_out, timeout_s, time.monotonic() - t0)
+        if call_timed_out:
+            report["error"] = f"timeout after {call_timeout_s:g} s (call {len(col.results) + 1})"
+        return report
 
     def idle(self) -> None:
         """Work done after a reply was sent: fork the next spare, reap finished children."""

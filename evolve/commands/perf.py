@@ -9,24 +9,40 @@ from evaluators.oracles.brute_perf import measure_brute
 from evaluators.oracles.oracle_bench import BENCHES
 from evaluators.oracles.oracle_perf import format_rows, measure_oracles
 from evaluators.sandbox.perf import measure_overhead
-from evolve.commands.common import check_count, print_json
+from evolve.bench.search_perf import SEARCH_TASKS, SearchPlan, format_search, measure_search
+from evolve.commands.common import UsageError, check_count, print_json, task_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("perf", help="measure performance against baselines",
                        description="Measure one component and print the figures with the baseline they replace.")
-    p.add_argument("what", choices=["sandbox", "brute", "oracles", "tn", "planar", "treewidth"],
-                   help="tn / planar / treewidth: an oracle's new path against its old one (evaluators/oracles/"
+    p.add_argument("what", choices=["search", "sandbox", "brute", "oracles", "tn", "planar", "treewidth"],
+                   help="search: judged programs per minute of a fixed short search (structural proposer, P04 and "
+                   "P01) and where an evaluation's time goes, per stage; tn / planar / treewidth: an oracle's new path against its old one (evaluators/oracles/"
                    "oracle_bench.py); sandbox: per-evaluation "
                    "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
                    "oracles: each task's exact method at several sizes against the baseline it replaces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=30, help="runs per measurement (sandbox)")
+    p.add_argument("--evaluations", type=int, default=SearchPlan.evaluations,
+                   help="judged programs per task (search)")
+    p.add_argument("--workers", type=int, default=SearchPlan.workers, help="evaluator processes (search)")
+    p.add_argument("--tasks", default=",".join(SEARCH_TASKS), help="comma-separated task ids (search)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     check_count(args.repeats, "--repeats", 1, 10000)
+    if args.what == "search":
+        check_count(args.evaluations, "--evaluations", 1, 1000)
+        check_count(args.workers, "--workers", 1, 64)
+        tasks = tuple(task_arg(t.strip()).id for t in args.tasks.split(",") if t.strip())
+        if not tasks:
+            raise UsageError("--tasks names no task")
+        r = measure_search(SearchPlan(tasks=tasks, evaluations=args.evaluations, proposals=4 * args.evaluations,
+                                      workers=args.workers))
+        print_json(r) if args.json else print(format_search(r))
+        return 0
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
         rows = measure()

@@ -17,6 +17,7 @@ import time
 
 import ray
 
+from evaluators.profile import Profile
 from evaluators.sandbox import Sandbox
 from evaluators.verify import VerifyOptions, verify
 from search.candidate import Candidate
@@ -24,6 +25,7 @@ from search.database import score_of
 from search.derivation.feedback import with_chain
 from search.proposers import ProposerContext, proposer_class
 from search.records import Evaluation, ProposalRequest
+from tasks.family import family_structure
 from tasks.registry import get_task, register_task_payloads
 
 
@@ -49,19 +51,34 @@ class EvaluatorWorker:
         self.options = options
         self._own = sandbox is None
         self.sandbox = sandbox or Sandbox()
+        _warm_up(self.sandbox, self.task)
         self.where = f"{socket.gethostname()}:{os.getpid()}"
         self.node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
-        start = time.perf_counter()
-        verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox)
+        start, profile = time.perf_counter(), Profile()
+        verdict = verify(self.task, candidate.to_submission(), self.options, self.sandbox, profile)
         verdict.feedback = with_chain(verdict.feedback, candidate.derivation)   # the next prompt sees the chain
         return Evaluation(candidate.id, verdict, score_of(verdict, candidate.code), time.perf_counter() - start,
-                          self.where, self.node)
+                          self.where, self.node, tuple(profile.stages))
 
     def close(self) -> None:
         if self._own:
             self.sandbox.close()
+
+
+def _warm_up(sandbox: Sandbox, task) -> None:
+    """Start the sandbox's fork server and analyse the task's structure (the judge's class check
+    reads it; it is cached per process) while the first proposals are written, not in the first
+    evaluation. Whatever fails here fails again where it is needed and is reported there."""
+    try:
+        sandbox.start()
+    except (RuntimeError, OSError):
+        pass
+    try:
+        family_structure(task)
+    except Exception:  # noqa: BLE001 - the judge meets the same error and reports it in the verdict
+        pass
 
 
 def _task(task_id: str, task_files: list[dict] | None):

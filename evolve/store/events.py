@@ -7,7 +7,9 @@ only places that know the record layout:
 - ``proposal``: ``candidate`` (``Candidate.to_dict()`` plus where it was made: ``generation``,
   ``slot``, ``island`` (the niche: island, or 0) and strategy fields such as ``tree_parent``),
   and ``negative``: the negative-prompting items in force for it (absent in older runs);
-- ``evaluation``: ``id``, ``verdict`` (``Verdict.to_dict()``), ``score``, ``seconds``, ``worker``;
+- ``evaluation``: ``id``, ``verdict`` (``Verdict.to_dict()``), ``score``, ``seconds``, ``worker``,
+  ``node``, ``profile`` (where the seconds went, ``evaluators.profile.StageTime`` dicts; absent in
+  older runs);
 - ``duplicate``: ``id`` and ``of`` (the program with the same normalised code; absent in old runs);
 - ``promotion``: ``id``, ``score`` (a new best program);
 - ``migration`` / ``reset``: the database's MigrationEvent / ResetEvent fields;
