@@ -1,7 +1,7 @@
 """Where proposals and evaluations run: Ray actors, or this process.
 
 Both pools offer the same two calls, yielding results as they complete, so the engine does not
-know which one it drives: :class:`RayPool` spreads requests round-robin over actor handles and
+know which one it drives: :class:`RayPool` gives each free actor handle the next request and
 collects them with ``ray.wait``; :class:`LocalPool` calls plain workers one after another (the
 benchmark protocol and small tools use it; it needs no Ray).
 
@@ -60,7 +60,7 @@ class ActorSet:
 
 
 class RayPool:
-    """Requests round-robin over the actors of two :class:`ActorSet` s (plain lists of handles work
+    """Requests to whichever actor of two :class:`ActorSet` s is free (plain lists of handles work
     too, without replacement)."""
 
     def __init__(self, proposers, evaluators):
@@ -91,16 +91,18 @@ class _FixedSet:
 
 
 def _run(actors, method: str, items: list) -> Iterator:
-    """Send ``items`` round-robin, yield (index, result) as they complete, resending the items of
-    an actor that died to its replacement."""
+    """Send ``items`` to the actors one at a time each, the next item to whichever actor is free (a slow
+    evaluation holds up only its own actor, not the items queued behind it round-robin); yield
+    (index, result) as they complete, resending the items of an actor that died to its replacement."""
     pending: dict = {}
+    queue = list(range(len(items)))[::-1]          # popped from the end: items go out in order
 
     def send(i: int, slot: int, attempt: int) -> None:
         handle = actors.actors[slot]
         pending[getattr(handle, method).remote(items[i])] = (i, slot, handle, attempt)
 
-    for i in range(len(items)):
-        send(i, i % len(actors.actors), 1)
+    for slot in range(min(len(actors.actors), len(items))):
+        send(queue.pop(), slot, 1)
     while pending:
         (ref,), _ = ray.wait(list(pending), num_returns=1)
         i, slot, handle, attempt = pending.pop(ref)
@@ -115,6 +117,8 @@ def _run(actors, method: str, items: list) -> Iterator:
             actors.log(f"{method.replace('propose', 'proposal').replace('evaluate', 'evaluation')} of "
                        f"{getattr(items[i], 'id', i)} sent again (attempt {attempt + 1})")
             continue
+        if queue:
+            send(queue.pop(), slot, 1)
         yield i, result
 
 
