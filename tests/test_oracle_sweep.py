@@ -106,7 +106,6 @@ KNOWN_COLD_FAILURES = {
     *(("pm_j_grid", 1e3, b, "planar") for b in BETAS if b >= ONSAGER_KC),
     ("open_chain", 1.0, 1000.0, "planar"),
     ("pm_j_grid", 1.0, 1000.0, "planar"),
-    ("three_regular_with_plaquettes", 1.0, 200.0, "tensor_network"),
 }
 COLD_FIX = pytest.mark.xfail(strict=True, reason="the cold fix of this oracle lands on branch oracles")
 
@@ -174,7 +173,7 @@ def test_transfer_matrix_is_the_ground_state_limit_on_a_frustrated_grid(beta):
 
 
 #: the same for the 8 x 8 frustrated grid: (beta, method)
-KNOWN_COLD_GRID_FAILURES = {(200.0, "planar"), (200.0, "tensor_network"), (1000.0, "planar")}
+KNOWN_COLD_GRID_FAILURES = {(200.0, "planar"), (1000.0, "planar")}
 
 
 @pytest.mark.parametrize("beta,method", [pytest.param(b, m, marks=[COLD_FIX] if (b, m) in KNOWN_COLD_GRID_FAILURES else [],
