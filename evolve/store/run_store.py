@@ -350,13 +350,10 @@ class RunStore:
 def read_latest_snapshot(run_dir: str | Path) -> tuple[dict, int] | None:
     """(state, journal seq) of the newest readable snapshot of a run directory, without taking
     the journal's lock (so it works on live runs); damaged snapshots are skipped, None if none."""
-    for snap in sorted((Path(run_dir) / "snapshots").glob("snap-*.msgpack"), reverse=True):
-        try:
-            found = decode_frame(snap.read_bytes(), 0)
-        except OSError:
-            continue
-        if found is not None and found[0].get("kind") == "snapshot_state":
-            return found[0]["state"], int(found[0]["journal_seq"])
+    for snap in reversed(snapshot_files(Path(run_dir))):
+        frame = read_snapshot(snap)
+        if frame is not None:
+            return frame["state"], int(frame["journal_seq"])
     return None
 
 
