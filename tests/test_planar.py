@@ -271,8 +271,14 @@ def test_precision_switch():
         planar_log_z(m, precision="quad")
     with pytest.raises(ValueError):
         planar_log_z(m, method="transfer")
-    with pytest.raises(TooLarge):
-        planar_log_z(m.with_beta(400.0))
+    cold = m.with_beta(400.0)               # beyond float64's weights: the ground-state line
+    idx = np.arange(2 ** 16)[:, None]
+    energies = cold.energy(1.0 - 2.0 * ((idx >> np.arange(16)) & 1))
+    e0 = energies.min()
+    assert close(planar_log_z(cold), -400.0 * e0 + np.log(np.sum(np.isclose(energies, e0))), 1e-14)
+    rng = np.random.default_rng(3)           # unequal magnitudes that cold: refused, by name
+    with pytest.raises(TooLarge, match="underflow"):
+        planar_log_z(grid_model(rng.normal(size=(4, 3)), rng.normal(size=(3, 4)), 1000.0))
 
 
 # -- applicability --------------------------------------------------------------------------

@@ -44,12 +44,15 @@ terms and rank-one blocks are not applicable.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.sparse.linalg import splu
 
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.kac_ward import kac_ward_matrix
+from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multiples
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
 from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 from tasks.model import IsingModel
@@ -134,22 +137,59 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
         return shift + pre + 0.5 * log_abs_det_sparse(M)
-    if len(K) and float(np.abs(K).max()) > MAX_BETA_J:
-        raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the domain-wall weights "
-                       f"exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
-    M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    walled = np.abs(K[~_bridges(emb)])  # bridges only add log1p(exp(-2|K|)): no limit there
+    top = float(walled.max()) if len(walled) else 0.0
     extended = uses_double_double(model, precision)
-    if _needs_cold_guard(K):
-        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
-        if not bound <= COLD_TOLERANCE:
-            raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the Pfaffian elimination's error bound is "
-                           f"{bound:.2g} in log Z (> {COLD_TOLERANCE:g}); this arithmetic cannot resolve the "
-                           "low-temperature sum here")
-    else:
-        value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
+    if top > MAX_BETA_J or _needs_cold_guard(walled):
+        return shift + _cold_log_z(emb, K, top, extended)
+    M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value
+
+
+def _bridges(emb) -> np.ndarray:
+    return emb.face[:emb.m] == emb.face[emb.m:]
+
+
+def _certified_log_z(emb, K: np.ndarray, extended: bool) -> tuple[float, float]:
+    """(log Z of the couplings K, bound on its absolute error) by the bounded elimination."""
+    M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
+    return pre + value, bound
+
+
+def _vouched(value: float, bound: float) -> bool:
+    """The error bound is below COLD_TOLERANCE, beyond the float64 rounding of a large log Z."""
+    return math.isfinite(value) and bound <= COLD_TOLERANCE + 1e-14 * abs(value)
+
+
+def _cold_log_z(emb, K: np.ndarray, top: float, extended: bool) -> float:
+    """Cold: the elimination's value where its running bound vouches for it, else the
+    ground-state line of commensurate couplings (:mod:`evaluators.oracles.planar_cold`)."""
+    bound = math.inf
+    if top <= MAX_BETA_J:
+        value, bound = _certified_log_z(emb, K, extended)
+        if _vouched(value, bound):
+            return value
+    walled = ~_bridges(emb)  # bridges keep their K: they add a constant in t to log Z
+    unit = commensurate_multiples(np.abs(K[walled]))
+    if unit is not None:
+        tau, m = unit
+
+        def at_unit(t: float) -> tuple[float, float]:
+            Kt = K.copy()
+            Kt[walled] = np.sign(K[walled]) * m * t
+            return _certified_log_z(emb, Kt, True)
+
+        limit = cold_limit_log_z(at_unit, m, tau)
+        if limit is not None and _vouched(limit.log_z, limit.bound):
+            return limit.log_z
+    why = (f"its error bound is {bound:.2g} in log Z (> {COLD_TOLERANCE:g})" if top <= MAX_BETA_J else
+           f"the weights exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
+    raise TooLarge(f"beta * |J| up to {top:.4g}: the Pfaffian elimination cannot resolve the low-temperature "
+                   f"sum here ({why}), and the couplings admit no certified ground-state line")
 
 
 def _needs_cold_guard(K: np.ndarray) -> bool:
