@@ -36,8 +36,9 @@ import numpy as np
 MAX_MULTIPLE = 64
 #: reference temperatures in units of the coupling unit (measured: the double-double elimination
 #: with its running bound certifies 8 x 8 .. 16 x 16 +-J grids to ~1e-10 there)
-REFERENCE_TAU = 16.0
-REFERENCE_STEP = 2.0
+REFERENCE_TAUS = (16.0, 14.0, 12.0, 10.0)
+#: t2 - t1: the excitations left at t2 are bounded by exp(-2 * step) times those at t1
+REFERENCE_STEP = 6.0
 #: the weights exp(-2 tau m) stay inside float64 up to this tau m
 MAX_TAU_M = 350.0
 
@@ -71,16 +72,37 @@ def cold_limit_log_z(log_z_at: Callable[[float], tuple[float, float]], multiples
                      tau: float) -> ColdLimit | None:
     """log Z at unit tau from certified evaluations at two reference units (see the module
     docstring). log_z_at(t) returns (log Z, bound on its absolute error) of the same model with
-    K_e = sign(K_e) m_e t. None when the bracket cannot be closed: the references are not
-    certified, tau is not beyond them, or the references are not yet on the ground-state line."""
+    K_e = sign(K_e) m_e t. Reference pairs (t2 - REFERENCE_STEP, t2) are tried from the coldest
+    t2 in REFERENCE_TAUS down; the first with the tighter bracket wins. None when no pair closes
+    it: references not certified, tau not beyond them, or not yet on the ground-state line."""
     top = int(multiples.max())
-    t2 = min(REFERENCE_TAU, MAX_TAU_M / top)
-    t1 = t2 - REFERENCE_STEP
-    if not (tau > t2 and t1 > 0):
+    cache: dict[float, tuple[float, float]] = {}
+
+    def at(t: float) -> tuple[float, float]:
+        if t not in cache:
+            cache[t] = log_z_at(t)
+        return cache[t]
+
+    best = None
+    for t2 in REFERENCE_TAUS:
+        t2 = min(t2, MAX_TAU_M / top)
+        t1 = t2 - REFERENCE_STEP
+        if not (tau > t2 and t1 > 0):
+            continue
+        limit = _bracket(at, multiples, tau, t1, t2)
+        if limit is not None and (best is None or limit.bound < best.bound):
+            best = limit
+        if best is not None and best.bound <= 1e-10:
+            break
+    return best
+
+
+def _bracket(at, multiples: np.ndarray, tau: float, t1: float, t2: float) -> ColdLimit | None:
+    v2, b2 = at(t2)
+    if not (math.isfinite(v2) and b2 <= 1e-9):
         return None
-    v1, b1 = log_z_at(t1)
-    v2, b2 = log_z_at(t2)
-    if not (math.isfinite(v1) and math.isfinite(v2) and b1 <= 1e-9 and b2 <= 1e-9):
+    v1, b1 = at(t1)
+    if not (math.isfinite(v1) and b1 <= 1e-9):
         return None
     total = int(multiples.sum())
     slope_e0 = -(v2 - v1) / (t2 - t1)
