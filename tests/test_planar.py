@@ -440,3 +440,13 @@ def test_log_space_elimination_matches_ground_state_and_degeneracy_at_beta_1000(
     e0 = energies.min()
     degeneracy = int(np.sum(np.isclose(energies, e0)))
     assert close(elimination_log_z(m), -1000.0 * e0 + np.log(degeneracy), 1e-14)
+
+
+@pytest.mark.parametrize("beta", [20.0, 100.0])
+def test_p04_16x16_cold_against_the_log_space_tensor_network(beta):
+    """Beyond the transfer matrix's reach at this width in the sweep: the certified ground-state
+    line (beta = 20, 100) against the tensor network contracted in logs."""
+    from evaluators.oracles.registry import exact_log_z
+
+    m, _, _ = p04_model(16, 1, beta)
+    assert close(planar_log_z(m), exact_log_z(m, "tensor_network").log_z, 1e-13)
