@@ -32,9 +32,13 @@ so ground states go missing (12 x 12 +-J, beta = 40: -ln 0.7 in ln Z, double and
 alike), and from beta |J| ~ 180 products of two weights leave the float64 exponent range (the
 matrix turns singular). Above COLD_GUARD_ABOVE (12; 40 for mostly distinct couplings) the
 elimination therefore carries a running error bound on every entry
-(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and the result is refused
-(TooLarge, so the registry hands over) unless the bound is below 1e-9. The bound is rigorous to
-first order but pessimistic, so some right values are refused too.
+(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and its value is used only if
+the bound is below 1e-9. Otherwise (and beyond beta |J| = 350) couplings that are integer
+multiples of one unit go to their ground-state line (:mod:`evaluators.oracles.planar_cold`: two
+certified evaluations at reference temperatures fix E0 on its lattice and bracket log g and the
+remaining excitations rigorously); anything else is refused (TooLarge, so the registry hands
+over). The bound is rigorous to first order but pessimistic on large grids (3e-4 on 64 x 64 +-J
+where the value is right), so there the cold refusal stays.
 
 Embedding: ``model.embedding()`` (explicit positions, or an open lattice) when its angular
 rotation system passes Euler's formula, else networkx's planarity test (with a Chrobak-Payne
