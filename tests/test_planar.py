@@ -406,8 +406,9 @@ def test_running_error_bound_covers_the_actual_error():
 
 
 def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line():
-    """12 x 12 +-J at beta = 40: the unguarded elimination loses ground states (off by -ln 0.7
-    against variable elimination in log space) and its running bound says so; the oracle answers
+    """12 x 12 +-J at beta = 40: the unguarded elimination in the old order (single units) loses
+    ground states (off by -ln 0.7 against variable elimination in log space) and its running
+    bound says so; the oracle answers
     from its certified ground-state line instead, right at beta = 40, 200 (matrix numerically
     singular before) and 1e4 (weights far below float64)."""
     from evaluators.oracles.elimination import elimination_log_z
@@ -418,7 +419,7 @@ def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line(
     m, _, _ = p04_model(12, 0, 40.0)
     ref = elimination_log_z(m, 22)
     emb, K, shift, _ = _setup(m, "low_t")
-    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, 1)   # single units: the old order
     unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, extended=True)
     assert abs(unguarded - ref) > 0.3
     assert log_abs_pfaffian_bounded(A, unit_ptr, coords, extended=True)[1] >= abs(unguarded - ref)
