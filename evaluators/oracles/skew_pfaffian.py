@@ -24,9 +24,10 @@ The elimination is multifrontal:
   complete pivoting. Growth per step is bounded by 1 + 2/u; u = 0.01 (MA57's default) gave
   the same accuracy as u = 0.1 .. 0.9 with 2-4x less work (fewer delayed pivots).
 
-Measured (P04, 2 shared cores, CPU seconds): L = 64 about 0.2 s in float64 / 0.6 s in
-double-double; L = 128 0.6 / 2-3.5 s; L = 256 3.5 / 13 s at beta = 1 (more delays at low
-temperature: 11 / 26 s at beta = 3).
+Measured (P04, 2 shared cores, with the face-grouped dissection of
+:mod:`evaluators.oracles.dual_pfaffian`; ``evolve perf planar``): L = 64 about 0.1 s in float64 /
+0.15-0.4 s in double-double; L = 256 2.5 / 3.5 s at beta = 1 and 2.3-3.7 / 9-13 s colder (more
+delayed pivots at low temperature).
 """
 
 from __future__ import annotations
