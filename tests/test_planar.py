@@ -451,3 +451,23 @@ def test_p04_16x16_cold_against_the_log_space_tensor_network(beta):
 
     m, _, _ = p04_model(16, 1, beta)
     assert close(planar_log_z(m), exact_log_z(m, "tensor_network").log_z, 1e-13)
+
+
+def test_cold_ground_state_energy_against_a_networkx_minimum_weight_matching():
+    """E0 read off the cold line (the slope of log Z between beta = 50 and 500) equals the cost of
+    a minimum-weight perfect matching of the expanded dual (domain walls, 2|J| per wall edge)."""
+    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+    from evaluators.oracles.planar import _setup
+
+    m, _, _ = p04_model(12, 3, 1.0)
+    emb, K, _, _ = _setup(m, "low_t")
+    A = dual_pfaffian_matrix(emb, K, 1)[0].tocoo()
+    upper = A.row < A.col
+    G = nx.Graph()
+    G.add_weighted_edges_from(zip(A.row[upper].tolist(), A.col[upper].tolist(),
+                                  (100.0 + np.log(np.abs(A.data[upper]))).tolist()))
+    matching = nx.max_weight_matching(G, maxcardinality=True)
+    assert 2 * len(matching) == A.shape[0]
+    e0 = -np.abs(K).sum() + sum(100.0 - G[u][v]["weight"] for u, v in matching)
+    slope = -(planar_log_z(m.with_beta(500.0)) - planar_log_z(m.with_beta(50.0))) / 450.0
+    assert slope == pytest.approx(e0, abs=1e-9)
