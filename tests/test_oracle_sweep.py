@@ -12,9 +12,9 @@ References that hold at any temperature:
 - the Nishimori tasks: the raw double sum over bonds and spins against the identities, p from
   0.45 down to 1e-300; T18: the chain enumeration against the dual random-bond oracle.
 
-The planar oracle's cold cases (beta |J| >= 180) and the tensor network's are someone else's fix
-(branch ``oracles``): they are marked xfail(strict=True), so they fail once that fix lands and the
-mark must go.
+The planar oracle's cold cases (beta |J| >= 12 up to 1e6) go through its certified elimination or
+its ground-state line (:mod:`evaluators.oracles.planar_cold`); the tensor network's through its
+log-space contraction.
 """
 
 from __future__ import annotations
@@ -97,20 +97,6 @@ def reference_log_z(family: str, scale: float, beta: float) -> float:
     return enumerated
 
 
-#: (family, coupling scale, beta, method) that fail today, all cold (beta |J| >= 180): the planar
-#: oracle declines beyond beta |J| = 350 (TooLarge: its weights exp(-2 beta |J|) underflow) or is
-#: wrong, the tensor network loses states (3-regular with a plaquette at beta = 200: 2140.7 for
-#: 2541.4). Both are being fixed on branch ``oracles``; strict, so the mark must go once they pass.
-KNOWN_COLD_FAILURES = {
-    *(("open_chain", 1e3, b, "planar") for b in BETAS if b >= ONSAGER_KC),
-    *(("pm_j_grid", 1e3, b, "planar") for b in BETAS if b >= ONSAGER_KC),
-    ("open_chain", 1.0, 1000.0, "planar"),
-    ("pm_j_grid", 1.0, 1000.0, "planar"),
-    ("three_regular_with_plaquettes", 1.0, 200.0, "tensor_network"),
-}
-COLD_FIX = pytest.mark.xfail(strict=True, reason="the cold fix of this oracle lands on branch oracles")
-
-
 def _cases():
     for family in FAMILIES:
         for scale in SCALES:
@@ -120,9 +106,7 @@ def _cases():
                 for method in METHODS:
                     if METHODS[method].applies(model) is not None:
                         continue
-                    known = (family, scale, beta, method) in KNOWN_COLD_FAILURES
-                    yield pytest.param(family, scale, beta, method, marks=[COLD_FIX] if known else [],
-                                       id=f"{family}-J{scale:g}-beta{beta:g}-{method}")
+                    yield pytest.param(family, scale, beta, method, id=f"{family}-J{scale:g}-beta{beta:g}-{method}")
 
 
 @pytest.mark.parametrize("family,scale,beta,method", list(_cases()))
@@ -173,12 +157,7 @@ def test_transfer_matrix_is_the_ground_state_limit_on_a_frustrated_grid(beta):
     assert exact_log_z(model, "transfer_matrix").log_z == pytest.approx(ref, rel=1e-13, abs=1e-9)
 
 
-#: the same for the 8 x 8 frustrated grid: (beta, method)
-KNOWN_COLD_GRID_FAILURES = {(200.0, "planar"), (200.0, "tensor_network"), (1000.0, "planar")}
-
-
-@pytest.mark.parametrize("beta,method", [pytest.param(b, m, marks=[COLD_FIX] if (b, m) in KNOWN_COLD_GRID_FAILURES else [],
-                                                      id=f"beta{b:g}-{m}")
+@pytest.mark.parametrize("beta,method", [pytest.param(b, m, id=f"beta{b:g}-{m}")
                                          for b in BETAS for m in ("planar", "tensor_network")])
 def test_planar_and_tensor_network_against_the_transfer_matrix_on_a_frustrated_grid(beta, method):
     model = IsingModel.from_arrays(PM_J_L ** 2, beta, grid_edges(PM_J_L), PM_J_COUPLINGS, lattice=Lattice(PM_J_L, PM_J_L))

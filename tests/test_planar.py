@@ -271,8 +271,14 @@ def test_precision_switch():
         planar_log_z(m, precision="quad")
     with pytest.raises(ValueError):
         planar_log_z(m, method="transfer")
-    with pytest.raises(TooLarge):
-        planar_log_z(m.with_beta(400.0))
+    cold = m.with_beta(400.0)               # beyond float64's weights: the ground-state line
+    idx = np.arange(2 ** 16)[:, None]
+    energies = cold.energy(1.0 - 2.0 * ((idx >> np.arange(16)) & 1))
+    e0 = energies.min()
+    assert close(planar_log_z(cold), -400.0 * e0 + np.log(np.sum(np.isclose(energies, e0))), 1e-14)
+    rng = np.random.default_rng(3)           # unequal magnitudes that cold: refused, by name
+    with pytest.raises(TooLarge, match="underflow"):
+        planar_log_z(grid_model(rng.normal(size=(4, 3)), rng.normal(size=(3, 4)), 1000.0))
 
 
 # -- applicability --------------------------------------------------------------------------
@@ -399,25 +405,27 @@ def test_running_error_bound_covers_the_actual_error():
             assert abs(value - 0.5 * logdet) <= bound + 1e-12 * abs(logdet), (trial, extended)
 
 
-def test_cold_grid_is_refused_where_the_arithmetic_cannot_resolve_it():
-    """12 x 12 +-J at beta = 40: the unguarded elimination loses ground states (off by -ln 0.7
-    against variable elimination in log space); the bound refuses it, and beta = 200 (matrix
-    numerically singular before) raises instead of returning -inf."""
+def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line():
+    """12 x 12 +-J at beta = 40: the unguarded elimination in the old order (single units) loses
+    ground states (off by -ln 0.7 against variable elimination in log space) and its running
+    bound says so; the oracle answers
+    from its certified ground-state line instead, right at beta = 40, 200 (matrix numerically
+    singular before) and 1e4 (weights far below float64)."""
     from evaluators.oracles.elimination import elimination_log_z
     from evaluators.oracles.planar import _setup
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 
     m, _, _ = p04_model(12, 0, 40.0)
     ref = elimination_log_z(m, 22)
     emb, K, shift, _ = _setup(m, "low_t")
-    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, 1)   # single units: the old order
     unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, extended=True)
     assert abs(unguarded - ref) > 0.3
-    for beta in (40.0, 200.0):
-        with pytest.raises(TooLarge):
-            planar_log_z(m.with_beta(beta))
-    warm = p04_model(16, 2, 40.0)[0]            # here the bound is small and the value right
+    assert log_abs_pfaffian_bounded(A, unit_ptr, coords, extended=True)[1] >= abs(unguarded - ref)
+    for beta in (40.0, 200.0, 1e4):
+        assert close(planar_log_z(m.with_beta(beta)), elimination_log_z(m.with_beta(beta), 22), 1e-12), beta
+    warm = p04_model(16, 2, 40.0)[0]
     assert close(planar_log_z(warm), elimination_log_z(warm, 22))
 
 
@@ -433,3 +441,33 @@ def test_log_space_elimination_matches_ground_state_and_degeneracy_at_beta_1000(
     e0 = energies.min()
     degeneracy = int(np.sum(np.isclose(energies, e0)))
     assert close(elimination_log_z(m), -1000.0 * e0 + np.log(degeneracy), 1e-14)
+
+
+@pytest.mark.parametrize("beta", [20.0, 100.0])
+def test_p04_16x16_cold_against_the_log_space_tensor_network(beta):
+    """Beyond the transfer matrix's reach at this width in the sweep: the certified ground-state
+    line (beta = 20, 100) against the tensor network contracted in logs."""
+    from evaluators.oracles.registry import exact_log_z
+
+    m, _, _ = p04_model(16, 1, beta)
+    assert close(planar_log_z(m), exact_log_z(m, "tensor_network").log_z, 1e-13)
+
+
+def test_cold_ground_state_energy_against_a_networkx_minimum_weight_matching():
+    """E0 read off the cold line (the slope of log Z between beta = 50 and 500) equals the cost of
+    a minimum-weight perfect matching of the expanded dual (domain walls, 2|J| per wall edge)."""
+    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+    from evaluators.oracles.planar import _setup
+
+    m, _, _ = p04_model(12, 3, 1.0)
+    emb, K, _, _ = _setup(m, "low_t")
+    A = dual_pfaffian_matrix(emb, K, 1)[0].tocoo()
+    upper = A.row < A.col
+    G = nx.Graph()
+    G.add_weighted_edges_from(zip(A.row[upper].tolist(), A.col[upper].tolist(),
+                                  (100.0 + np.log(np.abs(A.data[upper]))).tolist()))
+    matching = nx.max_weight_matching(G, maxcardinality=True)
+    assert 2 * len(matching) == A.shape[0]
+    e0 = -np.abs(K).sum() + sum(100.0 - G[u][v]["weight"] for u, v in matching)
+    slope = -(planar_log_z(m.with_beta(500.0)) - planar_log_z(m.with_beta(50.0))) / 450.0
+    assert slope == pytest.approx(e0, abs=1e-9)

@@ -32,9 +32,13 @@ so ground states go missing (12 x 12 +-J, beta = 40: -ln 0.7 in ln Z, double and
 alike), and from beta |J| ~ 180 products of two weights leave the float64 exponent range (the
 matrix turns singular). Above COLD_GUARD_ABOVE (12; 40 for mostly distinct couplings) the
 elimination therefore carries a running error bound on every entry
-(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and the result is refused
-(TooLarge, so the registry hands over) unless the bound is below 1e-9. The bound is rigorous to
-first order but pessimistic, so some right values are refused too.
+(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and its value is used only if
+the bound is below 1e-9. Otherwise (and beyond beta |J| = 350) couplings that are integer
+multiples of one unit go to their ground-state line (:mod:`evaluators.oracles.planar_cold`: two
+certified evaluations at reference temperatures fix E0 on its lattice and bracket log g and the
+remaining excitations rigorously); anything else is refused (TooLarge, so the registry hands
+over). The bound is rigorous to first order but pessimistic on large grids (3e-4 on 64 x 64 +-J
+where the value is right), so there the cold refusal stays.
 
 Embedding: ``model.embedding()`` (explicit positions, or an open lattice) when its angular
 rotation system passes Euler's formula, else networkx's planarity test (with a Chrobak-Payne
@@ -44,12 +48,15 @@ terms and rank-one blocks are not applicable.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.sparse.linalg import splu
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+from evaluators.oracles.dual_pfaffian import FACE_GROUP_UNITS, dual_pfaffian_matrix
 from evaluators.oracles.kac_ward import kac_ward_matrix
+from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multiples
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
 from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 from tasks.model import IsingModel
@@ -70,6 +77,10 @@ MAX_BETA_J = 350.0
 COLD_GUARD_ABOVE = 12.0
 COLD_GUARD_DISTINCT_ABOVE = 40.0
 COLD_TOLERANCE = 1e-9
+#: the running bound's pessimism grows with the grid (+-J: certified to 1e-9 on 32 x 32, 1984
+#: edges; 3e-4 at beta = 8 and 1e7 at beta = 20 on 64 x 64): beyond this many edges in cycles the
+#: cold attempts (several bounded eliminations, minutes at L = 256) are not made
+CERTIFY_MAX_EDGES = 4096
 
 
 def _structure_reason(model: IsingModel) -> str | None:
@@ -134,22 +145,75 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
         return shift + pre + 0.5 * log_abs_det_sparse(M)
-    if len(K) and float(np.abs(K).max()) > MAX_BETA_J:
-        raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the domain-wall weights "
-                       f"exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
-    M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    walled = np.abs(K[~_bridges(emb)])  # bridges only add log1p(exp(-2|K|)): no limit there
+    top = float(walled.max()) if len(walled) else 0.0
     extended = uses_double_double(model, precision)
-    if _needs_cold_guard(K):
-        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
-        if not bound <= COLD_TOLERANCE:
-            raise TooLarge(f"beta * |J| up to {np.abs(K).max():.4g}: the Pfaffian elimination's error bound is "
-                           f"{bound:.2g} in log Z (> {COLD_TOLERANCE:g}); this arithmetic cannot resolve the "
-                           "low-temperature sum here")
-    else:
-        value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
+    if top > MAX_BETA_J or _needs_cold_guard(walled):
+        return shift + _cold_log_z(emb, K, top, extended)
+    M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
+    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value
+
+
+def _bridges(emb) -> np.ndarray:
+    return emb.face[:emb.m] == emb.face[emb.m:]
+
+
+def _certified_log_z(emb, K: np.ndarray, extended: bool) -> tuple[float, float]:
+    """(log Z of the couplings K, bound on its absolute error) by the bounded elimination."""
+    best = (math.nan, math.inf)
+    # the bound's pessimism depends on the elimination order: face groups first, single units if
+    # that one cannot vouch (each bound is rigorous for its own value; keep the tighter)
+    for group_units in (FACE_GROUP_UNITS, 1):
+        M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, group_units)
+        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
+        # the weights exp(-2|K|) are rounded (<= 2 ulp); d ln Pf / d ln w_e is the probability that
+        # e is in the matching (all matchings count positively): that moves ln Pf by <= N/2 * 2^-51
+        bound += M.shape[0] * 2.0 ** -52
+        if math.isfinite(value) and bound < best[1]:
+            best = (pre + value, bound)
+        if _vouched(*best):
+            break
+    return best
+
+
+def _vouched(value: float, bound: float) -> bool:
+    """The error bound is below COLD_TOLERANCE, beyond the float64 rounding of a large log Z."""
+    return math.isfinite(value) and bound <= COLD_TOLERANCE + 1e-14 * abs(value)
+
+
+def _cold_log_z(emb, K: np.ndarray, top: float, extended: bool) -> float:
+    """Cold: the elimination's value where its running bound vouches for it, else the
+    ground-state line of commensurate couplings (:mod:`evaluators.oracles.planar_cold`)."""
+    walled = ~_bridges(emb)
+    if int(walled.sum()) > CERTIFY_MAX_EDGES:
+        raise TooLarge(f"beta * |J| up to {top:.4g} on {int(walled.sum())} edges in cycles: the Pfaffian elimination's "
+                       f"running error bound cannot certify the low-temperature sum beyond {CERTIFY_MAX_EDGES} "
+                       "(it grows with the grid: 1e7 in log Z on 64 x 64 +-J at beta = 20)")
+    bound = math.inf
+    if top <= MAX_BETA_J:
+        value, bound = _certified_log_z(emb, K, extended)
+        if _vouched(value, bound):
+            return value
+    # bridges keep their K: they add a constant in t to log Z
+    unit = commensurate_multiples(np.abs(K[walled]))
+    if unit is not None:
+        tau, m = unit
+
+        def at_unit(t: float) -> tuple[float, float]:
+            Kt = K.copy()
+            Kt[walled] = np.sign(K[walled]) * m * t
+            return _certified_log_z(emb, Kt, True)
+
+        limit = cold_limit_log_z(at_unit, m, tau)
+        if limit is not None and _vouched(limit.log_z, limit.bound):
+            return limit.log_z
+    why = (f"its error bound is {bound:.2g} in log Z (> {COLD_TOLERANCE:g})" if top <= MAX_BETA_J else
+           f"the weights exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
+    raise TooLarge(f"beta * |J| up to {top:.4g}: the Pfaffian elimination cannot resolve the low-temperature "
+                   f"sum here ({why}), and the couplings admit no certified ground-state line")
 
 
 def _needs_cold_guard(K: np.ndarray) -> bool:

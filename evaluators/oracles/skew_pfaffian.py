@@ -24,9 +24,10 @@ The elimination is multifrontal:
   complete pivoting. Growth per step is bounded by 1 + 2/u; u = 0.01 (MA57's default) gave
   the same accuracy as u = 0.1 .. 0.9 with 2-4x less work (fewer delayed pivots).
 
-Measured (P04, 2 shared cores, CPU seconds): L = 64 about 0.2 s in float64 / 0.6 s in
-double-double; L = 128 0.6 / 2-3.5 s; L = 256 3.5 / 13 s at beta = 1 (more delays at low
-temperature: 11 / 26 s at beta = 3).
+Measured (P04, 2 shared cores, with the face-grouped dissection of
+:mod:`evaluators.oracles.dual_pfaffian`; ``evolve perf planar``): L = 64 about 0.1 s in float64 /
+0.15-0.4 s in double-double; L = 256 2.5 / 3.5 s at beta = 1 and 2.3-3.7 / 9-13 s colder (more
+delayed pivots at low temperature).
 """
 
 from __future__ import annotations
@@ -250,8 +251,8 @@ def _grow(a, need):
 def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats):
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic;
-    track: a running error analysis gives the bound (else 0; the entries of A count as exact
-    to their unit roundoff). Fills front_stats[t] = (front size, fully summed, left over) when
+    track: a running error analysis gives the bound (else 0; the entries of A are taken as
+    exact: the rounding of the caller's inputs is the caller's to bound). Fills front_stats[t] = (front size, fully summed, left over) when
     it has a row per tree node. -inf when A is singular (numerically: no acceptable pivot)."""
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     err = 0.0
@@ -310,16 +311,11 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
             pv = pos[perm[i]]
             for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
                 w = nbr[q]
-                if owner[w] == t:
+                if owner[w] == t:  # the entries of A are exact (its bound starts at 0)
                     H[pv, pos[w]] += val[q]
-                    if track:
-                        B[pv, pos[w]] += UNIT_ROUNDOFF * abs(val[q])
                 elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
                     H[pv, pos[w]] += val[q]
                     H[pos[w], pv] -= val[q]
-                    if track:
-                        B[pv, pos[w]] += UNIT_ROUNDOFF * abs(val[q])
-                        B[pos[w], pv] += UNIT_ROUNDOFF * abs(val[q])
         for c in range(first, nb):
             n = b_n[c]
             for a in range(n):

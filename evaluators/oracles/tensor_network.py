@@ -7,8 +7,10 @@ The network: every spin is one hyper-index (shared by all tensors that touch it,
 a pair coupling J is the 2 x 2 tensor exp(beta (J s s' - |J|)), a field h the vector
 exp(beta (h s - |h|)), a k-spin term the 2^k tensor exp(beta (w prod s - |w|)) (k <= 12). Index
 value 0 means s = +1, 1 means s = -1. The subtracted beta |w| go back into log Z, so every entry
-is in (0, 1] and nothing overflows at any beta; ``strip_exponent=True`` keeps the intermediates
-in range. All entries are positive, so there is no cancellation. Spins in no term contribute
+is in (0, 1] and nothing overflows. The tensors are built as logs and contracted by
+:func:`evaluators.oracles.log_contraction.contract_log`: in float64 with every intermediate
+checked for underflow, and in logs where that check fails (cold), so the result is exact at
+every beta. All entries are positive, so there is no cancellation. Spins in no term contribute
 log 2 each. When every term has an even number of spins (no fields), Z is even under the global
 flip, so one spin is fixed to +1 and log 2 added: half the work. Rank-one blocks are expanded
 into their all-to-all couplings (``model.couplings``), whose width is about n, so they are only
@@ -37,6 +39,7 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.log_contraction import contract_log
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
@@ -46,14 +49,13 @@ SEARCH_RATE = 2e9  # search until the time spent exceeds (best path's flops) / S
 MAX_SEARCH_TRIALS = 512
 HOPELESS_GAP = 14  # greedy wider than the budget by more than this: searches gain about 10 (P06 n = 250: 36 -> 26)
 MAX_TERM_ORDER = 12  # a k-spin term becomes a 2^k tensor
-MAX_BETA_W = 350.0  # exp(-2 * 350) ~ 1e-304: the smallest tensor entry must stay a normal float64
 _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
 
 @dataclass(frozen=True)
 class _Network:
     inputs: list[tuple[str, ...]]
-    arrays: list[np.ndarray]
+    arrays: list[np.ndarray]  # log weights, each tensor's largest 0
     log_offset: float  # beta * (constant + sum |w|) + (isolated spins) * log 2
 
 
@@ -63,20 +65,15 @@ def tensor_network_applies(model: IsingModel) -> str | None:
         return f"a {model.max_order}-spin term would be a 2^{model.max_order} tensor (limit {MAX_TERM_ORDER})"
     if model.rank_one and model.n > 2 * DEFAULT_MAX_WIDTH:
         return f"rank-one blocks couple all {model.n} spins to each other: contraction width about n"
-    strongest = abs(model.beta) * max(float(np.abs(model.weights).max(initial=0.0)),
-                                      max((abs(a) * float(np.max(np.abs(u))) ** 2 for u, a in model.rank_one), default=0.0))
-    if strongest > MAX_BETA_W:
-        return (f"beta * |w| = {strongest:.0f} > {MAX_BETA_W}: tensor entries exp(-2 beta |w|) would underflow "
-                "float64, so low-energy states would be lost")
     return None
 
 
 def _term_tensor(order: int, beta_w: float) -> np.ndarray:
-    """exp(beta w (prod s - 1) * sign) over 2^order spin values: exp(beta (w prod s - |w|))."""
+    """Log weights beta (w prod s - |w|) over the 2^order spin values."""
     prod = _SPINS
     for _ in range(order - 1):
         prod = np.multiply.outer(prod, _SPINS)
-    return np.exp(beta_w * prod - abs(beta_w))
+    return beta_w * prod - abs(beta_w)
 
 
 def _build(model: IsingModel) -> _Network:
@@ -91,7 +88,7 @@ def _build(model: IsingModel) -> _Network:
     edges, J = model.couplings
     if len(J):
         bj = beta * J
-        diag, off = np.exp(bj - np.abs(bj)), np.exp(-bj - np.abs(bj))
+        diag, off = bj - np.abs(bj), -bj - np.abs(bj)
         mats = np.stack([np.stack([diag, off], -1), np.stack([off, diag], -1)], -2)  # (m, 2, 2)
         arrays += list(mats)
         inputs += [(sym[a], sym[b]) for a, b in edges.tolist()]
@@ -99,7 +96,7 @@ def _build(model: IsingModel) -> _Network:
     h = model.fields
     for i in np.flatnonzero(h).tolist():
         bh = beta * h[i]
-        arrays.append(np.exp(bh * _SPINS - abs(bh)))
+        arrays.append(bh * _SPINS - abs(bh))
         inputs.append((sym[i],))
         offset += abs(bh)
     for t, w in model.higher_order:
@@ -108,10 +105,6 @@ def _build(model: IsingModel) -> _Network:
         arrays.append(_term_tensor(len(t), beta * w))
         inputs.append(tuple(sym[i] for i in t))
         offset += abs(beta * w)
-    strengths = [abs(beta) * float(np.abs(J).max(initial=0.0)), abs(beta) * float(np.abs(h).max(initial=0.0))]
-    strongest = max(strengths + [abs(beta * w) for _, w in model.higher_order])
-    if not strongest <= MAX_BETA_W:  # merged repeated terms can exceed what applies() saw
-        raise NotApplicable(f"beta * |w| = {strongest:.0f} > {MAX_BETA_W}: tensor entries would underflow float64")
     used = {ix for inp in inputs for ix in inp}
     offset += (model.n - len(used)) * math.log(2.0)
     if inputs and all(len(inp) % 2 == 0 for inp in inputs):
@@ -246,13 +239,3 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
                        f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
     return net.log_offset + contract_log(tree, net.arrays)
-
-
-def contract_log(tree, arrays: list[np.ndarray]) -> float:
-    """Natural log of the full contraction of ``arrays`` along ``tree`` (slices summed by cotengra
-    with their exponents stripped, so nothing overflows)."""
-    mantissa, exponent10 = tree.contract(arrays, strip_exponent=True)
-    mantissa = float(np.asarray(mantissa))
-    if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(float(exponent10))):
-        raise ArithmeticError(f"contraction gave mantissa {mantissa} and exponent {exponent10}")
-    return math.log(mantissa) + float(exponent10) * math.log(10.0)
