@@ -3,7 +3,7 @@ evaluation's time goes.
 
 The search is the one ``make run`` starts (structural proposer, islands strategy, the full
 cascade: probes, ladder, judge), on P04 and one task of another shape (P01, a chain whose ladder
-climbs to n = 100000), with ``workers`` evaluator processes dispatched round-robin as the Ray pool
+climbs to n = 100000), with ``workers`` evaluator processes, each next program to the free one, as the Ray pool
 dispatches to its actors. The evaluators are started and warm (sandbox fork server up) before
 the clock starts, as Ray actors are during a run; their start-up is reported on its own line.
 
@@ -22,7 +22,7 @@ import io
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from evolve.bench.trial import MemoryStore
@@ -143,7 +143,7 @@ def _evaluate(candidate) -> Evaluation:
 
 class EvaluatorProcesses:
     """``workers`` processes, each one warm :class:`EvaluatorWorker`; the engine's pool interface
-    (``propose`` in this process, ``evaluate`` round-robin over the processes, results as they
+    (``propose`` in this process, ``evaluate`` to whichever process is free, results as they
     complete). A context manager: leaving it shuts the processes (and their sandboxes) down."""
 
     def __init__(self, task_id: str, options, workers: int, proposer):
@@ -159,9 +159,20 @@ class EvaluatorProcesses:
             yield i, self.proposer.propose(r)
 
     def evaluate(self, candidates):
-        futures = {self._procs[i % len(self._procs)].submit(_evaluate, c): i for i, c in enumerate(candidates)}
-        for f in as_completed(futures):
-            yield futures[f], f.result()
+        """As the Ray pool dispatches: one candidate in flight per process, the next to whichever is free."""
+        queue = list(range(len(candidates)))[::-1]
+        futures = {}
+        for proc in self._procs[:len(candidates)]:
+            i = queue.pop()
+            futures[proc.submit(_evaluate, candidates[i])] = (i, proc)
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for f in done:
+                i, proc = futures.pop(f)
+                if queue:
+                    j = queue.pop()
+                    futures[proc.submit(_evaluate, candidates[j])] = (j, proc)
+                yield i, f.result()
 
     def __enter__(self) -> "EvaluatorProcesses":
         return self
