@@ -19,6 +19,10 @@ Here:
   each pairwise contraction is a batched matrix product of exp(A - max_j A) and exp(B - max_j B)
   (BLAS), and any output entry whose product fell below ``J * TINY`` is recomputed exactly by a
   two-pass log-sum-exp over its terms. Nothing can underflow, at some extra cost.
+
+Both run with BLAS limited to one thread (threadpoolctl): the contractions are batched matrix
+products of many small matrices, and OpenBLAS's threads synchronise per call; on the 2 shared
+cores here that made P06 n = 200 3-5x slower than one thread (``evolve perf tn``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 from cotengra.contract import einsum as ctg_einsum
 from cotengra.contract import tensordot as ctg_tensordot
 from numba import njit, prange
+from threadpoolctl import threadpool_limits
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
 TINY = 1e-290
@@ -174,13 +179,16 @@ def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False) -> float:
+def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
+                 blas_threads: int | None = 1) -> float:
     """Natural log of the full contraction of exp(log_arrays) along ``tree`` (cotengra, sliced
     or not). ``log_arrays`` hold finite log weights; linear float64 where every intermediate
-    passes the range check, else (or when forced) the log-domain contraction."""
-    if not force_log_domain:
-        try:
-            return _linear_log(tree, log_arrays)
-        except RangeExceeded:
-            pass
-    return _log_domain_log(tree, log_arrays)
+    passes the range check, else (or when forced) the log-domain contraction. ``blas_threads``:
+    BLAS threads during the contraction (None: the library's default, the benchmark's baseline)."""
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        if not force_log_domain:
+            try:
+                return _linear_log(tree, log_arrays)
+            except RangeExceeded:
+                pass
+        return _log_domain_log(tree, log_arrays)
