@@ -20,12 +20,16 @@ Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrus
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
 (KaHyPar hypergraph partitions when ``kahypar`` is installed, else cotengra's own) runs until
 it has spent about as long as its best path would take to contract (``SEARCH_RATE``), scoring
-paths by flops plus memory writes ("combo"). Slicing keeps the largest intermediate within the
-memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed
-outside, at the price of some repeated work. A path whose cost exceeds ``MAX_FLOPS`` raises
+paths by flops plus 256 x memory writes (``SEARCH_MINIMIZE``: the transposes before each batched
+matmul make a written entry cost about that much), and its best tree is refined by subtree
+reconfiguration. Slicing keeps the largest intermediate within the memory budget
+(2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed outside, at
+the price of some repeated work. The contraction runs with one BLAS thread (see
+:mod:`evaluators.oracles.log_contraction`). A path whose cost exceeds ``MAX_FLOPS`` raises
 TooLarge. (A bit-permutation executor of our own for these 2 x ... x 2 tensors was tried and
-measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it.)
-Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
+measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it;
+cotengra's ``sort_contraction_indices`` measured no faster either: 16.0 against 16.4 s CPU on a
+1.1e11-flop path.) Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from evaluators.oracles.log_contraction import contract_log
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
-MAX_FLOPS = 3e11  # about two minutes at the 2-3 GFlop/s these contractions reach here: beyond, TooLarge
+MAX_FLOPS = 3e11  # about a minute or two at the 2-7 GFlop/s these contractions reach here: beyond, TooLarge
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
 SEARCH_RATE = 5e9  # search until the time spent exceeds (best path's flops) / SEARCH_RATE seconds: about
 # the rate one BLAS thread contracts the paths found (P06 n = 250: 1.1e11 flops, 4.5e8 writes in 16 s CPU)
