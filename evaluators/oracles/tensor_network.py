@@ -54,7 +54,9 @@ SEARCH_RATE = 5e9  # search until the time spent exceeds (best path's flops) / S
 COMBO_FACTOR = 256  # a written entry costs about as much as 256 flops here (the transposes before each matmul)
 SEARCH_MINIMIZE = f"combo-{COMBO_FACTOR}"  # paths scored by flops + COMBO_FACTOR x entries written
 MAX_SEARCH_TRIALS = 512
-HOPELESS_GAP = 14  # greedy wider than the budget by more than this: searches gain about 10 (P06 n = 250: 36 -> 26)
+# greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
+# widths 35-43 (seeds 0-5) that searches bring to 26 with 2-8 slices in 18-58 s; n = 300 has 46-49
+HOPELESS_GAP = 18
 MAX_TERM_ORDER = 12  # a k-spin term becomes a 2^k tensor
 _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
