@@ -107,7 +107,8 @@ def format_tn(rows: list[dict]) -> str:
             f"{'search':>7}  {'flops':>8}  {'slices':>6}  {'contract':>8}  {'total':>7}  "
             f"{'same path, BLAS threads':>23}  {'landed/now':>10}")
     lines = ["P06, random 3-regular +-1 glass, beta = 1 (one spin fixed by the global flip in every variant);",
-             "landed = the previous search and BLAS threading; now = reconfigured search, one BLAS thread",
+             "landed = the previous search, BLAS threads, one slice at a time; now = reconfigured search, one BLAS",
+             "thread, two slices at a time",
              head, "-" * len(head)]
     for r in rows:
         landed_total = (r["landed_path_s"] + r["landed_contract_s"]) if r["landed_contract_s"] is not None else None
