@@ -121,6 +121,8 @@ def test_log_domain_contraction_agrees_with_the_linear_one():
         linear = contract_log(tree, net.arrays)
         logs = contract_log(tree, net.arrays, force_log_domain=True)
         assert abs(linear - logs) <= 1e-12 * max(1.0, abs(linear)), (n, linear - logs)
+        one_at_a_time = contract_log(tree, net.arrays, slice_workers=1, blas_threads=None)
+        assert abs(linear - one_at_a_time) <= 1e-12 * max(1.0, abs(linear)), (n, tree.nslices)
         assert close(net.log_offset + logs, transfer_matrix_log_z(model)), n
 
 
@@ -168,6 +170,18 @@ def test_sliced_hyper_optimised_paths_against_the_transfer_matrix(fields):
         searched = tensor_network_log_z(model, max_width=8, optimize=hyper_optimizer(8, max_trials=4))
         assert close(sliced, ref) and close(searched, ref), (beta, sliced - ref, searched - ref)
     assert contraction_width(base, optimize="greedy", max_width=6) <= 6
+
+
+def test_a_costly_unsliced_path_is_split_for_the_slice_threads(monkeypatch):
+    """Above SPLIT_FLOPS a one-slice path is sliced in two (contracted side by side), same log Z."""
+    model = regular_glass(np.random.default_rng(19), 30, gaussian=True, fields=True)
+    whole = tensor_network_log_z(model, optimize="greedy")
+    monkeypatch.setattr(tn, "SPLIT_FLOPS", 0.0)
+    tn._TREE_CACHE.clear()  # the greedy tree above is cached unsplit
+    net = tn._build(model)
+    assert tn._tree(net, "greedy", 26).nslices == 2
+    assert close(tensor_network_log_z(model, optimize="greedy"), whole)
+    assert close(whole, transfer_matrix_log_z(model))
 
 
 def test_zero_field_fixes_one_spin_and_fields_do_not():

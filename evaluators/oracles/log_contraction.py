@@ -19,19 +19,29 @@ Here:
   each pairwise contraction is a batched matrix product of exp(A - max_j A) and exp(B - max_j B)
   (BLAS), and any output entry whose product fell below ``J * TINY`` is recomputed exactly by a
   two-pass log-sum-exp over its terms. Nothing can underflow, at some extra cost.
+
+Both run with BLAS limited to one thread (threadpoolctl): the contractions are batched matrix
+products of many small matrices, and OpenBLAS's threads synchronise per call; on the 2 shared
+cores here that made P06 n = 200 3-5x slower than one thread (``evolve perf tn``). The slices
+of a sliced tree are coarse-grained work instead: the linear route contracts ``SLICE_WORKERS``
+of them at once in threads.
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from cotengra.contract import einsum as ctg_einsum
 from cotengra.contract import tensordot as ctg_tensordot
 from numba import njit, prange
+from threadpoolctl import threadpool_limits
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
 TINY = 1e-290
+#: slices contracted at once: one per core here; each holds its own intermediates (up to the budget)
+SLICE_WORKERS = 2
 
 
 class RangeExceeded(ArithmeticError):
@@ -60,16 +70,32 @@ def _checked_einsum(eq, a, b=None):
     return _check(out, summed)
 
 
-def _linear_log(tree, log_arrays: list[np.ndarray]) -> float:
-    arrays = [np.exp(a) for a in log_arrays]
-    for a in arrays:
-        _check(a, 1)
-    mantissa, exponent10 = tree.contract(arrays, strip_exponent=True,
-                                         implementation=(_checked_einsum, _checked_tensordot))
+def _log_of(mantissa, exponent10) -> float:
     mantissa = float(np.asarray(mantissa))
     if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(float(exponent10))):
         raise RangeExceeded
     return math.log(mantissa) + float(exponent10) * math.log(10.0)
+
+
+def _log_sum(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def _linear_log(tree, log_arrays: list[np.ndarray], slice_workers: int) -> float:
+    arrays = [np.exp(a) for a in log_arrays]
+    for a in arrays:
+        _check(a, 1)
+    checked = (_checked_einsum, _checked_tensordot)
+    if tree.nslices == 1 or slice_workers <= 1:
+        return _log_of(*tree.contract(arrays, strip_exponent=True, implementation=checked))
+
+    def one_slice(i: int) -> float:
+        return _log_of(*tree.contract_slice(arrays, i, strip_exponent=True, implementation=checked))
+
+    # numpy releases the GIL in the copies and matmuls, so threads run slices side by side
+    with ThreadPoolExecutor(max_workers=min(slice_workers, tree.nslices)) as pool:
+        return _log_sum(list(pool.map(one_slice, range(tree.nslices))))
 
 
 @njit(cache=True, parallel=True)
@@ -169,18 +195,20 @@ def _log_core(tree, log_arrays: list[np.ndarray]) -> float:
 
 
 def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
-    values = [_log_core(tree, tree.slice_arrays(log_arrays, i)) for i in range(tree.nslices)]
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
+    return _log_sum([_log_core(tree, tree.slice_arrays(log_arrays, i)) for i in range(tree.nslices)])
 
 
-def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False) -> float:
+def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
+                 blas_threads: int | None = 1, slice_workers: int = SLICE_WORKERS) -> float:
     """Natural log of the full contraction of exp(log_arrays) along ``tree`` (cotengra, sliced
     or not). ``log_arrays`` hold finite log weights; linear float64 where every intermediate
-    passes the range check, else (or when forced) the log-domain contraction."""
-    if not force_log_domain:
-        try:
-            return _linear_log(tree, log_arrays)
-        except RangeExceeded:
-            pass
-    return _log_domain_log(tree, log_arrays)
+    passes the range check, else (or when forced) the log-domain contraction. ``blas_threads``:
+    BLAS threads during the contraction (None: the library's default, the benchmark's baseline);
+    ``slice_workers``: threads contracting the slices of a sliced tree side by side (linear route)."""
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        if not force_log_domain:
+            try:
+                return _linear_log(tree, log_arrays, slice_workers)
+            except RangeExceeded:
+                pass
+        return _log_domain_log(tree, log_arrays)

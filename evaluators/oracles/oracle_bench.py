@@ -2,7 +2,7 @@
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
 - tn: P06 (random 3-regular +-1 glass, beta = 1): the greedy path (Rust and Python path
-  finders) against the hyper-optimised sliced path.
+  finders), the landed search and executor settings, and the current ones.
 - planar: P04 (+-J grid): the oracle end to end; the elimination in float64 and double-double,
   face-grouped order against the single-unit order; the cost and size of the running error bound.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
@@ -29,8 +29,31 @@ def _timed(fn, *args, **kw):
     return value, time.perf_counter() - start
 
 
-def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0) -> list[dict]:
-    """One row per n: greedy vs hyper-optimised path (search s, flops, contraction s, total s)."""
+def _landed_tree(tn, net, max_width):
+    """The path the oracle used before issue 18's second pass (the baseline; it was contracted
+    with default BLAS threads, one slice at a time): greedy, then a KaHyPar-agglomerative
+    search scored by "combo" with every trial sliced to the budget and no subtree
+    reconfiguration, stopped at best flops / 2e9 seconds."""
+    import cotengra as ctg
+
+    shapes = [a.shape for a in net.arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        greedy = ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize="greedy")
+        if greedy.contraction_cost() <= tn.GREEDY_ENOUGH_FLOPS:
+            return tn._within_budget(greedy, max_width)
+        opt = ctg.HyperOptimizer(methods=["kahypar-agglom"], max_repeats=512, max_time="rate:2e9", minimize="combo",
+                                 parallel=False, progbar=False, slicing_opts={"target_size": 2 ** int(max_width)})
+        searched = ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize=opt)
+    return searched if searched.contraction_cost() < greedy.contraction_cost() else tn._within_budget(greedy, max_width)
+
+
+def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0, baseline_max_flops: float = BASELINE_MAX_FLOPS) -> list[dict]:
+    """One row per n: the greedy path (Python and Rust finders), the landed path search and
+    contraction (baseline: combo-scored sliced trials, BLAS at its default thread count) against
+    the current one (``_tree(..., "auto")`` and ``contract_log`` with one BLAS thread), and the
+    current path contracted with default BLAS threads (the executor's ratio on the same path).
+    Baselines predicted to cost more than ``baseline_max_flops`` are not contracted."""
     import cotengra as ctg
     from cotengra.pathfinders.path_basic import GreedyOptimizer
 
@@ -51,6 +74,7 @@ def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0) -> list[dict]:
             row[f"{name}_path_s"] = secs
         row["greedy_flops"] = float(tree.contraction_cost())
         row["greedy_width"] = float(tree.contraction_width())
+
         tn._TREE_CACHE.clear()
         hyper, row["auto_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
         row.update(auto_flops=float(hyper.contraction_cost()), auto_width=float(hyper.contraction_width()),
@@ -58,27 +82,43 @@ def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0) -> list[dict]:
         value, row["auto_contract_s"] = _timed(tn.contract_log, hyper, net.arrays)
         row["auto_total_s"] = row["auto_path_s"] + row["auto_contract_s"]
         row["log_z"] = net.log_offset + value
-        row["greedy_contract_s"] = None
-        if tree.contraction_cost() <= BASELINE_MAX_FLOPS:
-            sliced = tn._within_budget(tree, tn.DEFAULT_MAX_WIDTH)
-            greedy_value, row["greedy_contract_s"] = _timed(tn.contract_log, sliced, net.arrays)
-            row["greedy_abs_diff"] = abs(greedy_value - value)
+        row["threads_contract_s"] = None
+        if hyper.contraction_cost() <= baseline_max_flops:
+            threads_value, row["threads_contract_s"] = _timed(tn.contract_log, hyper, net.arrays, blas_threads=None)
+            row["threads_abs_diff"] = abs(threads_value - value)
+
+        landed, row["landed_path_s"] = _timed(_landed_tree, tn, net, tn.DEFAULT_MAX_WIDTH)
+        row.update(landed_flops=float(landed.contraction_cost()), landed_slices=int(landed.nslices))
+        row["landed_contract_s"] = None
+        if landed.contraction_cost() <= baseline_max_flops:
+            landed_value, row["landed_contract_s"] = _timed(tn.contract_log, landed, net.arrays, blas_threads=None,
+                                                            slice_workers=1)
+            row["landed_abs_diff"] = abs(landed_value - value)
         rows.append(row)
     return rows
 
 
 def format_tn(rows: list[dict]) -> str:
-    head = (f"{'n':>4}  {'greedy path (py / rust)':>24}  {'greedy flops':>12}  {'greedy contract':>15}  "
-            f"{'hyper search':>12}  {'hyper flops':>11}  {'slices':>6}  {'contract':>8}  {'total':>7}  "
-            f"{'flops ratio':>11}")
-    lines = ["P06, random 3-regular +-1 glass, beta = 1 (one spin fixed by the global flip in every variant)",
+    def secs(x):
+        return f"{x:.1f} s" if x is not None else "not run"
+
+    head = (f"{'n':>4}  {'greedy path (py / rust)':>24}  {'greedy flops':>12}  "
+            f"{'landed search':>13}  {'flops':>8}  {'contract':>8}  {'total':>8}  "
+            f"{'search':>7}  {'flops':>8}  {'slices':>6}  {'contract':>8}  {'total':>7}  "
+            f"{'same path, BLAS threads':>23}  {'landed/now':>10}")
+    lines = ["P06, random 3-regular +-1 glass, beta = 1 (one spin fixed by the global flip in every variant);",
+             "landed = the previous search, BLAS threads, one slice at a time; now = reconfigured search, one BLAS",
+             "thread, two slices at a time",
              head, "-" * len(head)]
     for r in rows:
-        g = f"{r['greedy_contract_s']:.1f} s" if r["greedy_contract_s"] is not None else "not run"
+        landed_total = (r["landed_path_s"] + r["landed_contract_s"]) if r["landed_contract_s"] is not None else None
+        ratio = f"{landed_total / r['auto_total_s']:.1f}x" if landed_total is not None else "-"
         lines.append(f"{r['n']:>4}  {r['greedy_python_path_s']:>10.3f} / {r['greedy_path_s']:.3f} s  "
-                     f"{r['greedy_flops']:>12.2e}  {g:>15}  {r['auto_path_s']:>10.1f} s  {r['auto_flops']:>11.2e}  "
-                     f"{r['auto_slices']:>6}  {r['auto_contract_s']:>6.1f} s  {r['auto_total_s']:>5.1f} s  "
-                     f"{r['greedy_flops'] / r['auto_flops']:>10.0f}x")
+                     f"{r['greedy_flops']:>12.2e}  {r['landed_path_s']:>11.1f} s  {r['landed_flops']:>8.1e}  "
+                     f"{secs(r['landed_contract_s']):>8}  {secs(landed_total):>8}  "
+                     f"{r['auto_path_s']:>5.1f} s  {r['auto_flops']:>8.1e}  {r['auto_slices']:>6}  "
+                     f"{r['auto_contract_s']:>6.1f} s  {r['auto_total_s']:>5.1f} s  {secs(r['threads_contract_s']):>23}  "
+                     f"{ratio:>10}")
     return "\n".join(lines)
 
 

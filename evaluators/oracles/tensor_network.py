@@ -20,12 +20,16 @@ Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrus
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
 (KaHyPar hypergraph partitions when ``kahypar`` is installed, else cotengra's own) runs until
 it has spent about as long as its best path would take to contract (``SEARCH_RATE``), scoring
-paths by flops plus memory writes ("combo"). Slicing keeps the largest intermediate within the
-memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed
-outside, at the price of some repeated work. A path whose cost exceeds ``MAX_FLOPS`` raises
+paths by flops plus 256 x memory writes (``SEARCH_MINIMIZE``: the transposes before each batched
+matmul make a written entry cost about that much), and its best tree is refined by subtree
+reconfiguration. Slicing keeps the largest intermediate within the memory budget
+(2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed outside, at
+the price of some repeated work. The contraction runs with one BLAS thread (see
+:mod:`evaluators.oracles.log_contraction`). A path whose cost exceeds ``MAX_FLOPS`` raises
 TooLarge. (A bit-permutation executor of our own for these 2 x ... x 2 tensors was tried and
-measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it.)
-Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
+measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it;
+cotengra's ``sort_contraction_indices`` measured no faster either: 16.0 against 16.4 s CPU on a
+1.1e11-flop path.) Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
 """
 
 from __future__ import annotations
@@ -39,15 +43,21 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
-MAX_FLOPS = 3e11  # about two minutes at the 2-3 GFlop/s these contractions reach here: beyond, TooLarge
+MAX_FLOPS = 3e11  # about a minute or two at the 2-7 GFlop/s these contractions reach here: beyond, TooLarge
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
-SEARCH_RATE = 2e9  # search until the time spent exceeds (best path's flops) / SEARCH_RATE seconds
+SEARCH_RATE = 5e9  # search until the time spent exceeds (best path's flops) / SEARCH_RATE seconds: about
+# the rate one BLAS thread contracts the paths found (P06 n = 250: 1.1e11 flops, 4.5e8 writes in 16 s CPU)
+COMBO_FACTOR = 256  # a written entry costs about as much as 256 flops here (the transposes before each matmul)
+SEARCH_MINIMIZE = f"combo-{COMBO_FACTOR}"  # paths scored by flops + COMBO_FACTOR x entries written
 MAX_SEARCH_TRIALS = 512
-HOPELESS_GAP = 14  # greedy wider than the budget by more than this: searches gain about 10 (P06 n = 250: 36 -> 26)
+SPLIT_FLOPS = 1e8  # a cheaper contraction is not worth splitting into slices for the threads
+# greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
+# widths 35-43 (seeds 0-5) that searches bring to 26 with 2-8 slices in 18-58 s; n = 300 has 46-49
+HOPELESS_GAP = 18
 MAX_TERM_ORDER = 12  # a k-spin term becomes a 2^k tensor
 _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
@@ -146,15 +156,30 @@ def _path_search_methods() -> tuple[str, ...]:
 
 def hyper_optimizer(max_width: float, rate: float = SEARCH_RATE, max_trials: int = MAX_SEARCH_TRIALS,
                     methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
-    """A path search scored by flops + 64 x memory writes ("combo"), with slicing to 2^max_width
+    """A path search scored by ``SEARCH_MINIMIZE``, with every trial sliced to 2^max_width
     floats, that stops once it has run (best flops) / rate seconds or ``max_trials`` trials:
-    cheap where the contraction is cheap. (Subtree reconfiguration of every trial cost 1-2 s
-    per trial at n = 200-250 and found worse paths in the same time.)"""
+    cheap where the contraction is cheap. No per-trial subtree reconfiguration (cotengra's
+    default when no slicing options are given): it cost 1-2 s per trial at n = 200-250, 8x
+    fewer trials, for no better best tree; :func:`_reconfigured` refines the winner instead."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _path_search_methods()), max_repeats=max_trials,
-                                  max_time=f"rate:{rate:g}", minimize="combo", parallel=False, progbar=False,
+                                  max_time=f"rate:{rate:g}", minimize=SEARCH_MINIMIZE, parallel=False, progbar=False,
                                   slicing_opts={"target_size": 2 ** int(max_width)})
+
+
+def _combo_cost(tree) -> float:
+    return float(tree.combo_cost(factor=COMBO_FACTOR))
+
+
+def _reconfigured(tree, max_width: float):
+    """The search's best tree after cotengra's subtree reconfiguration (each subtree of up to
+    8 tensors re-pathed optimally, slices kept), when that lowers its cost: measured on P06
+    n = 250 it took 0.6-5.5 s and cut the flops 4-6x (3.7e11 -> 6.5e10, 1.2e12 -> 3.2e11)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        better = _within_budget(tree.subtree_reconfigure(minimize=SEARCH_MINIMIZE), max_width)
+    return better if _combo_cost(better) < _combo_cost(tree) else tree
 
 
 _TREE_CACHE: OrderedDict = OrderedDict()  # (network structure, optimize, max_width) -> tree; beta-independent
@@ -167,6 +192,15 @@ def _within_budget(tree, max_width: float):
     if tree.contraction_width() <= max_width:
         return tree
     return tree.slice(target_size=2 ** int(max_width))
+
+
+def _for_workers(tree):
+    """A tree costing more than ``SPLIT_FLOPS`` with fewer slices than ``SLICE_WORKERS`` sliced
+    into that many, so its slices contract side by side: P06 n = 200, 2.7e9 flops, one slice in
+    1.6 s, two in 0.85 s for 0.1% more flops."""
+    if tree.nslices >= SLICE_WORKERS or tree.contraction_cost() <= SPLIT_FLOPS:
+        return tree
+    return tree.slice(target_slices=SLICE_WORKERS)
 
 
 def _tree(net: _Network, optimize, max_width: float):
@@ -196,9 +230,10 @@ def _tree(net: _Network, optimize, max_width: float):
     else:
         tree = tree_for("greedy")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
-            searched = tree_for(hyper_optimizer(max_width))
-            if searched.contraction_cost() < tree.contraction_cost():
+            searched = _reconfigured(tree_for(hyper_optimizer(max_width)), max_width)
+            if _combo_cost(searched) < _combo_cost(tree):
                 tree = searched
+    tree = _for_workers(tree)
     if key is not None:
         _TREE_CACHE[key] = tree
         while len(_TREE_CACHE) > _TREE_CACHE_SIZE:

@@ -28,7 +28,18 @@ def register(sub) -> None:
                    help="judged programs per task (search)")
     p.add_argument("--workers", type=int, default=SearchPlan.workers, help="evaluator processes (search)")
     p.add_argument("--tasks", default=",".join(SEARCH_TASKS), help="comma-separated task ids (search)")
+    p.add_argument("--sizes", default=None, help="comma-separated n (tn; default 100,150,200,250)")
     p.set_defaults(run=run)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(f"--sizes must be comma-separated integers, got {text!r}") from None
+    if not sizes or min(sizes) < 4 or max(sizes) > 400:
+        raise UsageError("--sizes must name n between 4 and 400")
+    return sizes
 
 
 def run(args) -> int:
@@ -45,7 +56,7 @@ def run(args) -> int:
         return 0
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
-        rows = measure()
+        rows = measure(sizes=_sizes(args.sizes)) if args.what == "tn" and args.sizes else measure()
         print_json(rows) if args.json else print(fmt(rows))
         return 0
     if args.what == "sandbox":
