@@ -58,7 +58,7 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
 from search.structural.templates.skew_elimination import (LEAF, THRESHOLD, _SPLIT, _dd_add, _dd_div, _dd_mul, _dd_rank2_update,
-                                                           _dissection, _eliminate_front, _node_positions, _two_prod,
+                                                           _dissection, _eliminate_front, _node_groups, _node_positions, _two_prod,
                                                            _two_sum, skew_log_abs_pfaffian)
 
 NAME = "planar_pfaffian"
@@ -76,6 +76,8 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 
 #: at or below this beta * max|J| the plan's float64 route is exact (measured: 1e-11 in log Z on 16 x 16)
 WARM_BETA_J = 3.0
+#: gadgets of one face that the cold route's ordering keeps together (as the planar oracle does)
+FACE_GROUP_UNITS = 4
 #: up to this beta * max|J| the double-double elimination runs directly; beyond, the ground-state line
 DD_BETA_J = 25.0
 
@@ -172,6 +174,21 @@ def _decorate(vertex, position, degree, mate, weight):
     return n_nodes, np.concatenate(edges), np.concatenate(weights), np.concatenate(ranks)
 
 
+def _face_groups(vertex, degree, units):
+    """A group label for every node of ``_decorate``'s graph (same numbering): runs of up to ``units``
+    consecutive gadgets of one vertex, and the nodes of a vertex of degree 1 or 2. The ordering
+    keeps a group together, so the weight-1 edges inside a face never cross a cut."""
+    n_vert = int(vertex.max()) + 1 if len(vertex) else 0
+    vdeg = np.zeros(n_vert, dtype=np.int64)
+    vdeg[vertex] = degree
+    sub_count = np.where(vdeg >= 3, vdeg - 2, 0)
+    owner = np.repeat(np.arange(n_vert), sub_count)
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(sub_count) - sub_count, sub_count)
+    small = np.where(vdeg < 3, vdeg, 0)
+    key = np.r_[np.repeat(owner * (n_vert + 1) + k // units, 4), np.repeat(np.arange(n_vert) * (n_vert + 1), small)]
+    return np.unique(key, return_inverse=True)[1].ravel()
+
+
 def _kasteleyn_orientation(n_nodes, edges, ranks):
     """Orientation bits o (0: edge[0] -> edge[1]) with an odd number of edges agreeing with the
     traversal of every face except one per connected component."""
@@ -236,8 +253,8 @@ def _pfaffian_log(n_nodes, edges, weights, ranks, options, xy=None):
     if xy is not None:
         A = coo_matrix((np.r_[weights, -weights], (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
         pattern = coo_matrix((np.ones(2 * len(u)), (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
-        known, known_xy = xy
-        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy))
+        known, known_xy, group = xy
+        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy), group)
     if options.get("solver") == "dense":
         A = np.zeros((n_nodes, n_nodes))
         np.add.at(A, (u, v), weights)
@@ -364,17 +381,18 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     xy = None
     if cold:
         half = np.flatnonzero(np.arange(len(mate)) < mate)           # _decorate's first edges, in order
-        xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]])
+        xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]],
+              _face_groups(vertex, degree, FACE_GROUP_UNITS))
     return base + _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy)
 
 
-FUNCTIONS = (_cycles, _rotation, _decorate, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
+FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
              _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _node_positions,
-             _dissection, _eliminate_front, skew_log_abs_pfaffian)
+             _node_groups, _dissection, _eliminate_front, skew_log_abs_pfaffian)
 
 
 def source(options: dict) -> str:
-    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nDD_BETA_J = {DD_BETA_J!r}\n"
+    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\nDD_BETA_J = {DD_BETA_J!r}\n"
                  f"LEAF = {LEAF!r}\nTHRESHOLD = {THRESHOLD!r}\n_SPLIT = {_SPLIT!r}\n")
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
 

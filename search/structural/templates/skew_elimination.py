@@ -129,24 +129,51 @@ def _node_positions(n_nodes, adj, known, known_xy):
     return xy
 
 
-def _dissection(adj, xy):
-    """Nested dissection tree in postorder: a list of (own nodes, child tree ids)."""
+def _node_groups(adj, group):
+    """Groups for the dissection: ``group`` (one label per node), with every node of degree 1 moved
+    into its neighbour's group (a pendant's single edge is in every matching)."""
+    group = np.asarray(group, dtype=np.int64).copy()
+    deg = np.diff(adj.indptr)
+    pend = np.flatnonzero(deg == 1)
+    group[pend] = group[adj.indices[adj.indptr[pend]]]
+    return np.unique(group, return_inverse=True)[1].ravel()
+
+
+def _dissection(adj, xy, group):
+    """Nested dissection tree in postorder: a list of (own nodes, child tree ids). Cuts never pass
+    through a group (the weight-1 gadget units of a face: a front then rarely delays a node whose
+    large entries lie outside it); the separator is the nodes next to the cut on the side with
+    fewer of them. Coordinates: each group at the mean of its nodes."""
     tree = []
     n = adj.shape[0]
+    count = np.bincount(group).astype(np.float64)
+    centre = np.stack([np.bincount(group, weights=xy[:, c]) / count for c in (0, 1)], 1)[group]
 
     def split(idx):
         if len(idx) <= LEAF:
             tree.append((idx, []))
             return len(tree) - 1
-        p = xy[idx]
+        p = centre[idx]
         axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
-        order = idx[np.argsort(p[:, axis], kind="stable")]
-        half, other = order[:len(idx) // 2], order[len(idx) // 2:]
+        order = idx[np.lexsort((group[idx], p[:, axis]))]
+        g = group[order]
+        cuts = np.flatnonzero(g[1:] != g[:-1]) + 1               # positions between two groups
+        if len(cuts) == 0:
+            tree.append((idx, []))
+            return len(tree) - 1
+        mid = int(cuts[np.argmin(np.abs(cuts - len(idx) // 2))])
+        a, b = order[:mid], order[mid:]
         mark = np.zeros(n)
-        mark[other] = 1.0
-        touches = (adj[half] @ mark) > 0
-        separator, left = half[touches], half[~touches]
-        kids = [split(part) for part in (left, other) if len(part)]
+        mark[b] = 1.0
+        ta = (adj[a] @ mark) > 0
+        mark[b] = 0.0
+        mark[a] = 1.0
+        tb = (adj[b] @ mark) > 0
+        if ta.sum() <= tb.sum():
+            separator, parts = a[ta], (a[~ta], b)
+        else:
+            separator, parts = b[tb], (a, b[~tb])
+        kids = [split(part) for part in parts if len(part)]
         tree.append((separator, kids))
         return len(tree) - 1
 
@@ -185,14 +212,17 @@ def _eliminate_front(H, L, n_full):
     return math.fsum(logs), perm, k
 
 
-def skew_log_abs_pfaffian(A, xy):
-    """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``."""
+def skew_log_abs_pfaffian(A, xy, group=None):
+    """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``;
+    ``group``: a label per node, nodes with one label are kept together by the ordering (default:
+    every node alone)."""
     A = A.tocsr()
     n = A.shape[0]
     if n == 0:
         return 0.0
     pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
-    tree = _dissection(pattern, xy)
+    group = np.arange(n) if group is None else group
+    tree = _dissection(pattern, xy, _node_groups(pattern, group))
     rank = np.empty(n, dtype=np.int64)
     rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
     updates = {}
