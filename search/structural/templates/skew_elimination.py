@@ -33,6 +33,7 @@ from scipy.sparse import coo_matrix
 
 LEAF = 64
 THRESHOLD = 0.01
+ROWS = 48                 # rows per block of the double-double update (temporaries in cache)
 _SPLIT = 134217729.0      # 2^27 + 1: Dekker's splitter for float64
 
 
@@ -75,39 +76,86 @@ def _dd_div(ah, al, bh, bl):
 
 
 def _dd_rank2_update(H, L, uh, ul, wh, wl):
-    """(H + L) -= u w^T - w u^T in double-double, in place on the (views) H and L. The outer
-    product u w^T = p + e exactly up to 2^-106 (each vector split once, Dekker), then two
-    double-double additions; written with in-place ufuncs, since temporaries dominate the cost."""
+    """(H + L) -= u w^T - w u^T in double-double, in place on the skew (views) H and L. The update
+    is zero outside the rows and columns where u or w is nonzero: only those are gathered when
+    they are few."""
+    nz = np.flatnonzero((uh != 0.0) | (wh != 0.0))             # a dd number with hi = 0 is 0
+    if len(nz) < 2:
+        return
+    if len(nz) < 0.75 * len(uh):
+        sub = np.ix_(nz, nz)
+        Hs, Ls = H[sub], L[sub]
+        _dd_skew_update(Hs, Ls, uh[nz], ul[nz], wh[nz], wl[nz])
+        H[sub], L[sub] = Hs, Ls
+    else:
+        _dd_skew_update(H, L, uh, ul, wh, wl)
+
+
+def _dd_skew_update(H, L, uh, ul, wh, wl):
+    """(H + L) -= D, D = u w^T - w u^T, on blocks of ``ROWS`` rows from the diagonal on (the rest is
+    mirrored: H stays skew, and the temporaries stay in cache). Each product is exact up to 2^-106
+    (Dekker's splitting, each vector split once); D is formed as a double-double by a two-sum of
+    the high parts, then added with a two-sum; in-place ufuncs, since temporaries dominate the cost."""
+    m = len(uh)
     t = _SPLIT * uh
     u1 = t - (t - uh)
     t = _SPLIT * wh
     w1 = t - (t - wh)
     u2, w2 = uh - u1, wh - w1
-    p = np.multiply.outer(uh, wh)
-    e = np.multiply.outer(u1, w1)
-    e -= p
-    tmp = np.multiply.outer(u1, w2)
-    e += tmp
-    np.multiply.outer(u2, w1, out=tmp)
-    e += tmp
-    np.multiply.outer(u2, w2, out=tmp)
-    e += tmp
-    np.multiply.outer(uh, wl, out=tmp)
-    e += tmp
-    np.multiply.outer(ul, wh, out=tmp)
-    e += tmp
-    for sign, (bh, bl) in ((-1.0, (p, e)), (1.0, (p.T, e.T))):   # S - A, then + A^T
-        s = H + sign * bh                                           # two-sum of the high parts
-        np.subtract(s, H, out=tmp)                                  # bb = s - a
-        err = H - (s - tmp)
-        tmp *= -1.0
-        tmp += sign * bh                                            # b - bb
-        err += tmp
-        err += L
-        err += sign * bl
-        np.add(s, err, out=H)                                       # renormalise: H = s + err
-        np.subtract(H, s, out=tmp)
-        np.subtract(err, tmp, out=L)
+    outer = np.multiply.outer
+    for a in range(0, m, ROWS):
+        R, C = slice(a, min(a + ROWS, m)), slice(a, m)
+        P = outer(uh[R], wh[C])                                   # u_i w_j = P + E
+        E = outer(u1[R], w1[C])
+        E -= P
+        T = outer(u1[R], w2[C])
+        E += T
+        outer(u2[R], w1[C], out=T)
+        E += T
+        outer(u2[R], w2[C], out=T)
+        E += T
+        outer(uh[R], wl[C], out=T)
+        E += T
+        outer(ul[R], wh[C], out=T)
+        E += T
+        Q = outer(wh[R], uh[C])                                   # w_i u_j = Q + G
+        G = outer(w1[R], u1[C])
+        G -= Q
+        outer(w1[R], u2[C], out=T)
+        G += T
+        outer(w2[R], u1[C], out=T)
+        G += T
+        outer(w2[R], u2[C], out=T)
+        G += T
+        outer(wh[R], ul[C], out=T)
+        G += T
+        outer(wl[R], uh[C], out=T)
+        G += T
+        E -= G
+        S = np.subtract(P, Q, out=G)                              # D = S + E: two-sum of P - Q
+        np.subtract(S, P, out=T)                                  # bb
+        np.negative(Q, out=Q)
+        Q -= T                                                    # -Q - bb
+        np.subtract(S, T, out=T)
+        np.subtract(P, T, out=P)                                  # P - (S - bb)
+        P += Q
+        E += P
+        h, l = H[R, C], L[R, C]                                   # (h + l) - (S + E)
+        X = np.subtract(h, S, out=P)
+        np.subtract(X, h, out=T)                                  # bb
+        np.subtract(X, T, out=Q)
+        np.subtract(h, Q, out=Q)                                  # h - (X - bb)
+        S += T
+        Q -= S                                                    # ... + (-S - bb)
+        Q += l
+        Q -= E
+        np.add(X, Q, out=h)                                       # renormalise
+        np.subtract(h, X, out=T)
+        np.subtract(Q, T, out=l)
+        b = R.stop
+        if b < m:
+            H[b:, R] = -H[R, b:].T
+            L[b:, R] = -L[R, b:].T
 
 
 def _node_positions(n_nodes, adj, known, known_xy):
