@@ -17,9 +17,10 @@ beta |J| = 50 (measured against the transfer matrix). Here:
   separator is the part of one half that touches the other), leaves of at most ``LEAF`` nodes;
 - fronts: each tree node gathers its own nodes, the nodes its children could not eliminate
   ("delayed"), and every later node they touch; children's Schur complements are added in;
-- pivots: the largest |S_ij| among the front's fully summed nodes, taken when it is at least
-  ``THRESHOLD`` times the largest entry of rows i and j (else the rest is delayed to the parent;
-  the root takes every remaining node, so it pivots completely);
+- pivots: a pair (i, j) of fully summed nodes is acceptable when |S_ij| is at least
+  ``THRESHOLD`` times the largest entry of rows i and j in the front; the largest acceptable one
+  goes first (as in the planar oracle); without one, the rest is delayed to the parent (the root
+  takes every remaining node, so it pivots completely);
 - arithmetic: every front is a pair (hi, lo) of float64 arrays, a double-double number hi + lo
   (Dekker's splitting and Knuth's two-sum, vectorised).
 """
@@ -237,12 +238,17 @@ def _eliminate_front(H, L, n_full):
     logs = []
     k = 0
     while n_full - k >= 2:
-        sub = np.abs(H[k:n_full, k:n_full])
-        i, j = np.unravel_index(int(np.argmax(sub)), sub.shape)
-        i, j = min(i, j) + k, max(i, j) + k
-        best = abs(H[i, j])
-        if best == 0.0 or best < THRESHOLD * max(np.abs(H[i, k:]).max(), np.abs(H[j, k:]).max()):
+        # each fully summed row's largest fully summed partner, acceptable when it is at least
+        # THRESHOLD times the largest entry of both rows; the largest acceptable pair goes first
+        A = np.abs(H[k:n_full, k:])
+        rowmax = A.max(axis=1)
+        part = A[:, :n_full - k].argmax(axis=1)
+        val = A[np.arange(n_full - k), part]
+        ok = (val > 0.0) & (val >= THRESHOLD * np.maximum(rowmax, rowmax[part]))
+        if not ok.any():
             break                                          # no acceptable pair: delay the rest
+        i = int(np.argmax(np.where(ok, val, -1.0)))
+        i, j = min(i, int(part[i])) + k, max(i, int(part[i])) + k
         for a, b in ((i, k), (j, k + 1)):
             if a != b:
                 for M in (H, L):
