@@ -58,7 +58,7 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
 from search.structural.templates.skew_elimination import (LEAF, THRESHOLD, _SPLIT, _dd_add, _dd_div, _dd_mul, _dd_rank2_update, _dd_skew_update, ROWS,
-                                                           _dissection, _eliminate_front, _node_groups, _node_positions, _two_prod,
+                                                           _csr_entries, _dissection, _eliminate_front, _node_groups, _node_positions, _two_prod,
                                                            _two_sum, skew_log_abs_pfaffian)
 
 NAME = "planar_pfaffian"
@@ -389,7 +389,7 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
 FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
              _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_skew_update,
              _node_positions,
-             _node_groups, _dissection, _eliminate_front, skew_log_abs_pfaffian)
+             _node_groups, _csr_entries, _dissection, _eliminate_front, skew_log_abs_pfaffian)
 
 
 def source(options: dict) -> str:

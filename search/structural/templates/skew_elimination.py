@@ -188,6 +188,13 @@ def _node_groups(adj, group):
     return np.unique(group, return_inverse=True)[1].ravel()
 
 
+def _csr_entries(M, nodes):
+    """(position in ``nodes``, index into M.indices / M.data) of every stored entry of those rows."""
+    deg = M.indptr[nodes + 1] - M.indptr[nodes]
+    rows = np.repeat(np.arange(len(nodes)), deg)
+    return rows, np.repeat(M.indptr[nodes] - np.cumsum(deg) + deg, deg) + np.arange(int(deg.sum()))
+
+
 def _dissection(adj, xy, group):
     """Nested dissection tree in postorder: a list of (own nodes, child tree ids). Cuts never pass
     through a group (the weight-1 gadget units of a face: a front then rarely delays a node whose
@@ -197,6 +204,12 @@ def _dissection(adj, xy, group):
     n = adj.shape[0]
     count = np.bincount(group).astype(np.float64)
     centre = np.stack([np.bincount(group, weights=xy[:, c]) / count for c in (0, 1)], 1)[group]
+    side = np.zeros(n)
+
+    def touching(nodes):
+        """Which of ``nodes`` have a neighbour marked in ``side``."""
+        rows, cols = _csr_entries(adj, nodes)
+        return np.bincount(rows, weights=side[adj.indices[cols]], minlength=len(nodes)) > 0
 
     def split(idx):
         if len(idx) <= LEAF:
@@ -212,12 +225,12 @@ def _dissection(adj, xy, group):
             return len(tree) - 1
         mid = int(cuts[np.argmin(np.abs(cuts - len(idx) // 2))])
         a, b = order[:mid], order[mid:]
-        mark = np.zeros(n)
-        mark[b] = 1.0
-        ta = (adj[a] @ mark) > 0
-        mark[b] = 0.0
-        mark[a] = 1.0
-        tb = (adj[b] @ mark) > 0
+        side[b] = 1.0
+        ta = touching(a)
+        side[b] = 0.0
+        side[a] = 1.0
+        tb = touching(b)
+        side[a] = 0.0
         if ta.sum() <= tb.sum():
             separator, parts = a[ta], (a[~ta], b)
         else:
@@ -281,30 +294,27 @@ def skew_log_abs_pfaffian(A, xy, group=None):
     rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
     updates = {}
     total = []
+    pos = np.full(n, -1, dtype=np.int64)                   # position of a node in the current front
     for t, (own, kids) in enumerate(tree):
         parts = [updates.pop(c) for c in kids]
-        delayed = [idx[:nd] for idx, nd, _, _ in parts]
-        full = np.concatenate([own] + delayed).astype(np.int64)
-        later = set()
-        for i in own.tolist():
-            row = A.indices[A.indptr[i]:A.indptr[i + 1]]
-            later.update(row[rank[row] > rank[i]].tolist())
-        for idx, nd, _, _ in parts:
-            later.update(idx[nd:].tolist())
-        later -= set(full.tolist())
-        front = np.concatenate([full, np.array(sorted(later, key=lambda v: rank[v]), dtype=np.int64)])
-        where = {v: p for p, v in enumerate(front.tolist())}
+        full = np.concatenate([own] + [idx[:nd] for idx, nd, _, _ in parts]).astype(np.int64)
+        rows, at = _csr_entries(A, own)
+        i, j, a = own[rows], A.indices[at], A.data[at]
+        up = rank[j] > rank[i]                             # original entries, each assembled once
+        i, j, a = i[up], j[up], a[up]
+        pos[full] = np.arange(len(full))
+        later = np.concatenate([j] + [idx[nd:] for idx, nd, _, _ in parts]).astype(np.int64)
+        later = np.unique(later[pos[later] < 0])
+        front = np.concatenate([full, later[np.argsort(rank[later], kind="stable")]])
+        pos[front] = np.arange(len(front))
         f = len(front)
         H, L = np.zeros((f, f)), np.zeros((f, f))
-        for i in own.tolist():                              # original entries, each assembled once
-            lo, hi = A.indptr[i], A.indptr[i + 1]
-            for j, a in zip(A.indices[lo:hi].tolist(), A.data[lo:hi].tolist()):
-                if rank[j] > rank[i]:
-                    H[where[i], where[j]] += a
-                    H[where[j], where[i]] -= a
+        H[pos[i], pos[j]] += a
+        H[pos[j], pos[i]] -= a
         for idx, _, uh, ul in parts:                        # children's Schur complements
-            pos = np.array([where[v] for v in idx.tolist()], dtype=np.int64)
-            H[np.ix_(pos, pos)], L[np.ix_(pos, pos)] = _dd_add(H[np.ix_(pos, pos)], L[np.ix_(pos, pos)], uh, ul)
+            sub = np.ix_(pos[idx], pos[idx])
+            H[sub], L[sub] = _dd_add(H[sub], L[sub], uh, ul)
+        pos[front] = -1
         logs, perm, done = _eliminate_front(H, L, len(full))
         total.append(logs)
         rest = front[perm][done:]
