@@ -11,10 +11,12 @@ exact value is of order x^(k+1) computed as the difference of two terms of order
 absolute error eps x^k. A float64 sparse LU (SuperLU) lost 4.1 in log Z on an 8 x 8 +-J grid at
 beta = 12; complete 2 x 2 pivoting in float64 still lost 0.19 on 12 x 12 at beta = 20. In
 double-double (106 bits) with complete pivoting the same grids are right to 1e-12 up to
-beta |J| = 50 (measured against the transfer matrix). Here:
+beta |J| = 50 (measured against the transfer matrix); the margin shrinks with the grid (64 x 64
+drifts from beta |J| ~ 18, so the caller switches to its ground-state line at 12). Here:
 
-- ordering: nested dissection by coordinates (recursive bisection along the longer side; the
-  separator is the part of one half that touches the other), leaves of at most ``LEAF`` nodes;
+- ordering: nested dissection by coordinates (recursive bisection along the longer side, never
+  through a group of nodes: the caller's gadgets of one face; the separator is the nodes next to
+  the cut on the side with fewer of them), leaves of at most ``LEAF`` nodes;
 - fronts: each tree node gathers its own nodes, the nodes its children could not eliminate
   ("delayed"), and every later node they touch; children's Schur complements are added in;
 - pivots: a pair (i, j) of fully summed nodes is acceptable when |S_ij| is at least
@@ -22,7 +24,8 @@ beta |J| = 50 (measured against the transfer matrix). Here:
   goes first (as in the planar oracle); without one, the rest is delayed to the parent (the root
   takes every remaining node, so it pivots completely);
 - arithmetic: every front is a pair (hi, lo) of float64 arrays, a double-double number hi + lo
-  (Dekker's splitting and Knuth's two-sum, vectorised).
+  (Dekker's splitting and Knuth's two-sum, vectorised); each rank-2 update touches only the rows
+  where its vectors are nonzero, the upper triangle in blocks of ``ROWS`` rows, mirrored.
 """
 
 from __future__ import annotations
