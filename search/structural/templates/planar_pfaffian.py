@@ -65,8 +65,9 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
-from search.structural.templates.skew_elimination import (LEAF, THRESHOLD, _SPLIT, _dd_add, _dd_div, _dd_mul, _dd_rank2_update, _dd_skew_update, ROWS,
-                                                           _csr_entries, _dissection, _eliminate_front, _node_groups, _node_positions, _two_prod,
+from search.structural.templates.skew_elimination import (LEAF, ROWS, THRESHOLD, _SPLIT, _csr_entries, _dd_add, _dd_div,
+                                                           _dd_mul, _dd_rank2_update, _dd_skew_update, _dissection,
+                                                           _eliminate_front, _node_groups, _node_positions, _two_prod,
                                                            _two_sum, skew_log_abs_pfaffian)
 
 NAME = "planar_pfaffian"
@@ -400,13 +401,14 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
 
 
 FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
-             _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_skew_update,
-             _node_positions,
-             _node_groups, _csr_entries, _dissection, _eliminate_front, skew_log_abs_pfaffian)
+             _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update,
+             _dd_skew_update, _node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
+             skew_log_abs_pfaffian)
 
 
 def source(options: dict) -> str:
-    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\nDD_BETA_J = {DD_BETA_J!r}\n"
+    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
+                 f"DD_BETA_J = {DD_BETA_J!r}\n"
                  f"LINE_BETA_J = {LINE_BETA_J!r}\nLINE_REFERENCES = {LINE_REFERENCES!r}\n"
                  f"LEAF = {LEAF!r}\nROWS = {ROWS!r}\nTHRESHOLD = {THRESHOLD!r}\n_SPLIT = {_SPLIT!r}\n")
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
