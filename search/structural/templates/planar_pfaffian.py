@@ -36,17 +36,25 @@ entry of order x^(k+1) computed as a difference of terms of order x^k keeps an e
 
 - beta max|J| <= WARM_BETA_J (3): the plan's form and solver in float64 (measured <= 1e-11).
 - colder: the domain-wall form (every weight in (0, 1], a sum of positive terms), eliminated by
-  ``skew_elimination``: nested dissection, 2 x 2 pivots chosen by size among each front's fully
-  summed nodes, double-double (106-bit) arithmetic. Measured against the transfer matrix on
-  +-J grids up to 20 x 20 and the triangular antiferromagnet: relative error <= 2e-16 in log Z for
-  beta |J| = 4 .. 25 (float64 with the same pivoting already lost 0.19 on 12 x 12 at beta = 20).
-- beta max|J| > DD_BETA_J (25) with every |J| equal (the +-J glasses and the uniform
-  antiferromagnet): log Z = -beta E0 + log g0 exactly, since every excitation costs at least 2|J|
-  and weighs less than exp(-40) = 4e-18 of the ground states per excitation already at
-  beta |J| = 20; E0 and log g0 come from two exact runs at beta |J| = 20 and 25, E0 rounded to its
-  lattice -sum|J| + 2|J| k. Unequal magnitudes that cold raise ArithmeticError naming the limit.
+  ``skew_elimination``: nested dissection that keeps a face's gadgets together, 2 x 2 pivots
+  chosen by size among each front's fully summed nodes, double-double (106-bit) arithmetic.
+  Measured against the transfer matrix on +-J grids up to 20 x 20 and the triangular
+  antiferromagnet (relative error <= 2e-16 in log Z for beta |J| = 4 .. 25), and equal to the
+  planar oracle's certified value on 64 x 64 +-J at beta |J| = 6 .. 10. Not colder at that size:
+  on 64 x 64 the runs drift from beta |J| ~ 18 on (the ground-state energy read off two runs is
+  off by 8e-4 |J| between 15 and 18, by 4 |J| between 20 and 25): 106 bits no longer hold the
+  Schur complements' exp(-2 beta |J|)^k terms.
+- beta max|J| > LINE_BETA_J (12) with every |J| equal (the +-J glasses and the uniform
+  antiferromagnet): log Z = -beta E0 + log g0 + log(1 + eps), where eps (the excitations, each
+  costing at least 2|J|, relative to the ground states) is about n exp(-2 beta |J|) (on 64 x 64
+  the energy read off runs at 10 and 12 is 6e-7 |J| off its integer, 1e-8 |J| between 12 and 15);
+  E0 and log g0 come from two runs at beta |J| = 10 and 12, E0 rounded to its lattice
+  -sum|J| + 2|J| k. The error is the eps of the run at 12, at most about n exp(-24) = n 4e-11,
+  i.e. below 1e-11 relative to log Z >= beta |E0|. Unequal magnitudes beyond beta max|J| =
+  DD_BETA_J (25) raise ArithmeticError naming the limit.
 
-The cold route costs more (about 3 s at n = 1024 and 15-40 s at n = 4096 on 2 shared cores).
+The cold route costs more: about 0.8 s at n = 1024 and 3.2-3.8 s at n = 4096 for beta |J| in [6, 12]
+(one core), twice that colder (two runs).
 """
 
 from __future__ import annotations
@@ -57,8 +65,9 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
-from search.structural.templates.skew_elimination import (LEAF, THRESHOLD, _SPLIT, _dd_add, _dd_div, _dd_mul, _dd_rank2_update,
-                                                           _dissection, _eliminate_front, _node_positions, _two_prod,
+from search.structural.templates.skew_elimination import (LEAF, ROWS, THRESHOLD, _SPLIT, _csr_entries, _dd_add, _dd_div,
+                                                           _dd_mul, _dd_rank2_update, _dd_skew_update, _dissection,
+                                                           _eliminate_front, _node_groups, _node_positions, _two_prod,
                                                            _two_sum, skew_log_abs_pfaffian)
 
 NAME = "planar_pfaffian"
@@ -76,7 +85,12 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 
 #: at or below this beta * max|J| the plan's float64 route is exact (measured: 1e-11 in log Z on 16 x 16)
 WARM_BETA_J = 3.0
-#: up to this beta * max|J| the double-double elimination runs directly; beyond, the ground-state line
+#: gadgets of one face that the cold route's ordering keeps together (as the planar oracle does)
+FACE_GROUP_UNITS = 4
+#: beyond this beta * |J| with every |J| equal: the ground-state line from runs at LINE_REFERENCES
+LINE_BETA_J = 12.0
+LINE_REFERENCES = (10.0, 12.0)
+#: beyond this beta * max|J| with unequal magnitudes: ArithmeticError (not shown exact there)
 DD_BETA_J = 25.0
 
 # gadget of a degree-3 vertex: (node a, node b, rank at a, rank at b); nodes 0..2 = t0..t2, 3 = x.
@@ -172,6 +186,21 @@ def _decorate(vertex, position, degree, mate, weight):
     return n_nodes, np.concatenate(edges), np.concatenate(weights), np.concatenate(ranks)
 
 
+def _face_groups(vertex, degree, units):
+    """A group label for every node of ``_decorate``'s graph (same numbering): runs of up to ``units``
+    consecutive gadgets of one vertex, and the nodes of a vertex of degree 1 or 2. The ordering
+    keeps a group together, so the weight-1 edges inside a face never cross a cut."""
+    n_vert = int(vertex.max()) + 1 if len(vertex) else 0
+    vdeg = np.zeros(n_vert, dtype=np.int64)
+    vdeg[vertex] = degree
+    sub_count = np.where(vdeg >= 3, vdeg - 2, 0)
+    owner = np.repeat(np.arange(n_vert), sub_count)
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(sub_count) - sub_count, sub_count)
+    small = np.where(vdeg < 3, vdeg, 0)
+    key = np.r_[np.repeat(owner * (n_vert + 1) + k // units, 4), np.repeat(np.arange(n_vert) * (n_vert + 1), small)]
+    return np.unique(key, return_inverse=True)[1].ravel()
+
+
 def _kasteleyn_orientation(n_nodes, edges, ranks):
     """Orientation bits o (0: edge[0] -> edge[1]) with an odd number of edges agreeing with the
     traversal of every face except one per connected component."""
@@ -236,8 +265,8 @@ def _pfaffian_log(n_nodes, edges, weights, ranks, options, xy=None):
     if xy is not None:
         A = coo_matrix((np.r_[weights, -weights], (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
         pattern = coo_matrix((np.ones(2 * len(u)), (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
-        known, known_xy = xy
-        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy))
+        known, known_xy, group = xy
+        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy), group)
     if options.get("solver") == "dense":
         A = np.zeros((n_nodes, n_nodes))
         np.add.at(A, (u, v), weights)
@@ -276,18 +305,20 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     """Natural log Z of a zero-field planar pair model with a straight-line embedding ``positions``.
 
     Warm (beta max|J| <= WARM_BETA_J): the plan's form and solver in float64. Colder: the
-    domain-wall form by the double-double skew elimination, up to beta max|J| = DD_BETA_J. Colder
-    still, with every |J| equal: the ground-state line -beta E0 + log g0, E0 and log g0 read off
-    two elimination runs at beta |J| = 20 and 25, where every excitation (at least 2|J|) already
-    weighs less than 5e-18 of the ground states; E0 is rounded to its lattice -sum|J| + 2|J| k."""
+    domain-wall form by the double-double skew elimination. Colder than LINE_BETA_J with every |J|
+    equal: the ground-state line -beta E0 + log g0, E0 and log g0 read off two elimination runs at
+    beta |J| = LINE_REFERENCES, where every excitation (at least 2|J|) weighs at most
+    exp(-24) = 4e-11 of the ground states; E0 is rounded to its lattice -sum|J| + 2|J| k. Unequal
+    magnitudes colder than DD_BETA_J raise ArithmeticError."""
     aJ = np.abs(np.asarray(J, dtype=np.float64)).reshape(-1)
     top = float(aJ.max(initial=0.0))
-    if beta * top > DD_BETA_J:
-        nz = aJ[aJ > 0]
-        if not np.allclose(nz, top, rtol=1e-12, atol=0.0):
-            raise ArithmeticError(f"beta * max|J| = {beta * top:.4g} > {DD_BETA_J} with couplings of unequal "
-                                  f"magnitude: beyond this template's exact range")
-        beta_a, beta_b = 20.0 / top, DD_BETA_J / top
+    nz = aJ[aJ > 0]
+    equal = bool(np.allclose(nz, top, rtol=1e-12, atol=0.0))
+    if beta * top > DD_BETA_J and not equal:
+        raise ArithmeticError(f"beta * max|J| = {beta * top:.4g} > {DD_BETA_J} with couplings of unequal "
+                              f"magnitude: beyond this template's exact range")
+    if beta * top > LINE_BETA_J * (1.0 + 1e-9):           # (the reference runs land on it, rounded)
+        beta_a, beta_b = LINE_REFERENCES[0] / top, LINE_REFERENCES[1] / top
         z_a = _method_log_z(edges, J, h, rank_one, positions, beta_a, n, options)
         z_b = _method_log_z(edges, J, h, rank_one, positions, beta_b, n, options)
         e_min = -float(np.sum(nz))                      # every bond satisfied (a lower bound for E0)
@@ -364,18 +395,22 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     xy = None
     if cold:
         half = np.flatnonzero(np.arange(len(mate)) < mate)           # _decorate's first edges, in order
-        xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]])
+        xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]],
+              _face_groups(vertex, degree, FACE_GROUP_UNITS))
     return base + _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy)
 
 
-FUNCTIONS = (_cycles, _rotation, _decorate, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
-             _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _node_positions,
-             _dissection, _eliminate_front, skew_log_abs_pfaffian)
+FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
+             _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update,
+             _dd_skew_update, _node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
+             skew_log_abs_pfaffian)
 
 
 def source(options: dict) -> str:
-    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nDD_BETA_J = {DD_BETA_J!r}\n"
-                 f"LEAF = {LEAF!r}\nTHRESHOLD = {THRESHOLD!r}\n_SPLIT = {_SPLIT!r}\n")
+    constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
+                 f"DD_BETA_J = {DD_BETA_J!r}\n"
+                 f"LINE_BETA_J = {LINE_BETA_J!r}\nLINE_REFERENCES = {LINE_REFERENCES!r}\n"
+                 f"LEAF = {LEAF!r}\nROWS = {ROWS!r}\nTHRESHOLD = {THRESHOLD!r}\n_SPLIT = {_SPLIT!r}\n")
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
 
 

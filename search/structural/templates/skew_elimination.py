@@ -11,17 +11,21 @@ exact value is of order x^(k+1) computed as the difference of two terms of order
 absolute error eps x^k. A float64 sparse LU (SuperLU) lost 4.1 in log Z on an 8 x 8 +-J grid at
 beta = 12; complete 2 x 2 pivoting in float64 still lost 0.19 on 12 x 12 at beta = 20. In
 double-double (106 bits) with complete pivoting the same grids are right to 1e-12 up to
-beta |J| = 50 (measured against the transfer matrix). Here:
+beta |J| = 50 (measured against the transfer matrix); the margin shrinks with the grid (64 x 64
+drifts from beta |J| ~ 18, so the caller switches to its ground-state line at 12). Here:
 
-- ordering: nested dissection by coordinates (recursive bisection along the longer side; the
-  separator is the part of one half that touches the other), leaves of at most ``LEAF`` nodes;
+- ordering: nested dissection by coordinates (recursive bisection along the longer side, never
+  through a group of nodes: the caller's gadgets of one face; the separator is the nodes next to
+  the cut on the side with fewer of them), leaves of at most ``LEAF`` nodes;
 - fronts: each tree node gathers its own nodes, the nodes its children could not eliminate
   ("delayed"), and every later node they touch; children's Schur complements are added in;
-- pivots: the largest |S_ij| among the front's fully summed nodes, taken when it is at least
-  ``THRESHOLD`` times the largest entry of rows i and j (else the rest is delayed to the parent;
-  the root takes every remaining node, so it pivots completely);
+- pivots: a pair (i, j) of fully summed nodes is acceptable when |S_ij| is at least
+  ``THRESHOLD`` times the largest entry of rows i and j in the front; the largest acceptable one
+  goes first (as in the planar oracle); without one, the rest is delayed to the parent (the root
+  takes every remaining node, so it pivots completely);
 - arithmetic: every front is a pair (hi, lo) of float64 arrays, a double-double number hi + lo
-  (Dekker's splitting and Knuth's two-sum, vectorised).
+  (Dekker's splitting and Knuth's two-sum, vectorised); each rank-2 update touches only the rows
+  where its vectors are nonzero, the upper triangle in blocks of ``ROWS`` rows, mirrored.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from scipy.sparse import coo_matrix
 
 LEAF = 64
 THRESHOLD = 0.01
+ROWS = 48                 # rows per block of the double-double update (temporaries in cache)
 _SPLIT = 134217729.0      # 2^27 + 1: Dekker's splitter for float64
 
 
@@ -75,39 +80,86 @@ def _dd_div(ah, al, bh, bl):
 
 
 def _dd_rank2_update(H, L, uh, ul, wh, wl):
-    """(H + L) -= u w^T - w u^T in double-double, in place on the (views) H and L. The outer
-    product u w^T = p + e exactly up to 2^-106 (each vector split once, Dekker), then two
-    double-double additions; written with in-place ufuncs, since temporaries dominate the cost."""
+    """(H + L) -= u w^T - w u^T in double-double, in place on the skew (views) H and L. The update
+    is zero outside the rows and columns where u or w is nonzero: only those are gathered when
+    they are few."""
+    nz = np.flatnonzero((uh != 0.0) | (wh != 0.0))             # a dd number with hi = 0 is 0
+    if len(nz) < 2:
+        return
+    if len(nz) < 0.75 * len(uh):
+        sub = np.ix_(nz, nz)
+        Hs, Ls = H[sub], L[sub]
+        _dd_skew_update(Hs, Ls, uh[nz], ul[nz], wh[nz], wl[nz])
+        H[sub], L[sub] = Hs, Ls
+    else:
+        _dd_skew_update(H, L, uh, ul, wh, wl)
+
+
+def _dd_skew_update(H, L, uh, ul, wh, wl):
+    """(H + L) -= D, D = u w^T - w u^T, on blocks of ``ROWS`` rows from the diagonal on (the rest is
+    mirrored: H stays skew, and the temporaries stay in cache). Each product is exact up to 2^-106
+    (Dekker's splitting, each vector split once); D is formed as a double-double by a two-sum of
+    the high parts, then added with a two-sum; in-place ufuncs, since temporaries dominate the cost."""
+    m = len(uh)
     t = _SPLIT * uh
     u1 = t - (t - uh)
     t = _SPLIT * wh
     w1 = t - (t - wh)
     u2, w2 = uh - u1, wh - w1
-    p = np.multiply.outer(uh, wh)
-    e = np.multiply.outer(u1, w1)
-    e -= p
-    tmp = np.multiply.outer(u1, w2)
-    e += tmp
-    np.multiply.outer(u2, w1, out=tmp)
-    e += tmp
-    np.multiply.outer(u2, w2, out=tmp)
-    e += tmp
-    np.multiply.outer(uh, wl, out=tmp)
-    e += tmp
-    np.multiply.outer(ul, wh, out=tmp)
-    e += tmp
-    for sign, (bh, bl) in ((-1.0, (p, e)), (1.0, (p.T, e.T))):   # S - A, then + A^T
-        s = H + sign * bh                                           # two-sum of the high parts
-        np.subtract(s, H, out=tmp)                                  # bb = s - a
-        err = H - (s - tmp)
-        tmp *= -1.0
-        tmp += sign * bh                                            # b - bb
-        err += tmp
-        err += L
-        err += sign * bl
-        np.add(s, err, out=H)                                       # renormalise: H = s + err
-        np.subtract(H, s, out=tmp)
-        np.subtract(err, tmp, out=L)
+    outer = np.multiply.outer
+    for a in range(0, m, ROWS):
+        R, C = slice(a, min(a + ROWS, m)), slice(a, m)
+        P = outer(uh[R], wh[C])                                   # u_i w_j = P + E
+        E = outer(u1[R], w1[C])
+        E -= P
+        T = outer(u1[R], w2[C])
+        E += T
+        outer(u2[R], w1[C], out=T)
+        E += T
+        outer(u2[R], w2[C], out=T)
+        E += T
+        outer(uh[R], wl[C], out=T)
+        E += T
+        outer(ul[R], wh[C], out=T)
+        E += T
+        Q = outer(wh[R], uh[C])                                   # w_i u_j = Q + G
+        G = outer(w1[R], u1[C])
+        G -= Q
+        outer(w1[R], u2[C], out=T)
+        G += T
+        outer(w2[R], u1[C], out=T)
+        G += T
+        outer(w2[R], u2[C], out=T)
+        G += T
+        outer(wh[R], ul[C], out=T)
+        G += T
+        outer(wl[R], uh[C], out=T)
+        G += T
+        E -= G
+        S = np.subtract(P, Q, out=G)                              # D = S + E: two-sum of P - Q
+        np.subtract(S, P, out=T)                                  # bb
+        np.negative(Q, out=Q)
+        Q -= T                                                    # -Q - bb
+        np.subtract(S, T, out=T)
+        np.subtract(P, T, out=P)                                  # P - (S - bb)
+        P += Q
+        E += P
+        h, l = H[R, C], L[R, C]                                   # (h + l) - (S + E)
+        X = np.subtract(h, S, out=P)
+        np.subtract(X, h, out=T)                                  # bb
+        np.subtract(X, T, out=Q)
+        np.subtract(h, Q, out=Q)                                  # h - (X - bb)
+        S += T
+        Q -= S                                                    # ... + (-S - bb)
+        Q += l
+        Q -= E
+        np.add(X, Q, out=h)                                       # renormalise
+        np.subtract(h, X, out=T)
+        np.subtract(Q, T, out=l)
+        b = R.stop
+        if b < m:
+            H[b:, R] = -H[R, b:].T
+            L[b:, R] = -L[R, b:].T
 
 
 def _node_positions(n_nodes, adj, known, known_xy):
@@ -129,24 +181,64 @@ def _node_positions(n_nodes, adj, known, known_xy):
     return xy
 
 
-def _dissection(adj, xy):
-    """Nested dissection tree in postorder: a list of (own nodes, child tree ids)."""
+def _node_groups(adj, group):
+    """Groups for the dissection: ``group`` (one label per node), with every node of degree 1 moved
+    into its neighbour's group (a pendant's single edge is in every matching)."""
+    group = np.asarray(group, dtype=np.int64).copy()
+    deg = np.diff(adj.indptr)
+    pend = np.flatnonzero(deg == 1)
+    group[pend] = group[adj.indices[adj.indptr[pend]]]
+    return np.unique(group, return_inverse=True)[1].ravel()
+
+
+def _csr_entries(M, nodes):
+    """(position in ``nodes``, index into M.indices / M.data) of every stored entry of those rows."""
+    deg = M.indptr[nodes + 1] - M.indptr[nodes]
+    rows = np.repeat(np.arange(len(nodes)), deg)
+    return rows, np.repeat(M.indptr[nodes] - np.cumsum(deg) + deg, deg) + np.arange(int(deg.sum()))
+
+
+def _dissection(adj, xy, group):
+    """Nested dissection tree in postorder: a list of (own nodes, child tree ids). Cuts never pass
+    through a group (the weight-1 gadget units of a face: a front then rarely delays a node whose
+    large entries lie outside it); the separator is the nodes next to the cut on the side with
+    fewer of them. Coordinates: each group at the mean of its nodes."""
     tree = []
     n = adj.shape[0]
+    count = np.bincount(group).astype(np.float64)
+    centre = np.stack([np.bincount(group, weights=xy[:, c]) / count for c in (0, 1)], 1)[group]
+    side = np.zeros(n)
+
+    def touching(nodes):
+        """Which of ``nodes`` have a neighbour marked in ``side``."""
+        rows, cols = _csr_entries(adj, nodes)
+        return np.bincount(rows, weights=side[adj.indices[cols]], minlength=len(nodes)) > 0
 
     def split(idx):
         if len(idx) <= LEAF:
             tree.append((idx, []))
             return len(tree) - 1
-        p = xy[idx]
+        p = centre[idx]
         axis = int(np.argmax(p.max(axis=0) - p.min(axis=0)))
-        order = idx[np.argsort(p[:, axis], kind="stable")]
-        half, other = order[:len(idx) // 2], order[len(idx) // 2:]
-        mark = np.zeros(n)
-        mark[other] = 1.0
-        touches = (adj[half] @ mark) > 0
-        separator, left = half[touches], half[~touches]
-        kids = [split(part) for part in (left, other) if len(part)]
+        order = idx[np.lexsort((group[idx], p[:, axis]))]
+        g = group[order]
+        cuts = np.flatnonzero(g[1:] != g[:-1]) + 1               # positions between two groups
+        if len(cuts) == 0:
+            tree.append((idx, []))
+            return len(tree) - 1
+        mid = int(cuts[np.argmin(np.abs(cuts - len(idx) // 2))])
+        a, b = order[:mid], order[mid:]
+        side[b] = 1.0
+        ta = touching(a)
+        side[b] = 0.0
+        side[a] = 1.0
+        tb = touching(b)
+        side[a] = 0.0
+        if ta.sum() <= tb.sum():
+            separator, parts = a[ta], (a[~ta], b)
+        else:
+            separator, parts = b[tb], (a, b[~tb])
+        kids = [split(part) for part in parts if len(part)]
         tree.append((separator, kids))
         return len(tree) - 1
 
@@ -162,12 +254,17 @@ def _eliminate_front(H, L, n_full):
     logs = []
     k = 0
     while n_full - k >= 2:
-        sub = np.abs(H[k:n_full, k:n_full])
-        i, j = np.unravel_index(int(np.argmax(sub)), sub.shape)
-        i, j = min(i, j) + k, max(i, j) + k
-        best = abs(H[i, j])
-        if best == 0.0 or best < THRESHOLD * max(np.abs(H[i, k:]).max(), np.abs(H[j, k:]).max()):
+        # each fully summed row's largest fully summed partner, acceptable when it is at least
+        # THRESHOLD times the largest entry of both rows; the largest acceptable pair goes first
+        A = np.abs(H[k:n_full, k:])
+        rowmax = A.max(axis=1)
+        part = A[:, :n_full - k].argmax(axis=1)
+        val = A[np.arange(n_full - k), part]
+        ok = (val > 0.0) & (val >= THRESHOLD * np.maximum(rowmax, rowmax[part]))
+        if not ok.any():
             break                                          # no acceptable pair: delay the rest
+        i = int(np.argmax(np.where(ok, val, -1.0)))
+        i, j = min(i, int(part[i])) + k, max(i, int(part[i])) + k
         for a, b in ((i, k), (j, k + 1)):
             if a != b:
                 for M in (H, L):
@@ -185,42 +282,42 @@ def _eliminate_front(H, L, n_full):
     return math.fsum(logs), perm, k
 
 
-def skew_log_abs_pfaffian(A, xy):
-    """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``."""
+def skew_log_abs_pfaffian(A, xy, group=None):
+    """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``;
+    ``group``: a label per node, nodes with one label are kept together by the ordering (default:
+    every node alone)."""
     A = A.tocsr()
     n = A.shape[0]
     if n == 0:
         return 0.0
     pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
-    tree = _dissection(pattern, xy)
+    group = np.arange(n) if group is None else group
+    tree = _dissection(pattern, xy, _node_groups(pattern, group))
     rank = np.empty(n, dtype=np.int64)
     rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
     updates = {}
     total = []
+    pos = np.full(n, -1, dtype=np.int64)                   # position of a node in the current front
     for t, (own, kids) in enumerate(tree):
         parts = [updates.pop(c) for c in kids]
-        delayed = [idx[:nd] for idx, nd, _, _ in parts]
-        full = np.concatenate([own] + delayed).astype(np.int64)
-        later = set()
-        for i in own.tolist():
-            row = A.indices[A.indptr[i]:A.indptr[i + 1]]
-            later.update(row[rank[row] > rank[i]].tolist())
-        for idx, nd, _, _ in parts:
-            later.update(idx[nd:].tolist())
-        later -= set(full.tolist())
-        front = np.concatenate([full, np.array(sorted(later, key=lambda v: rank[v]), dtype=np.int64)])
-        where = {v: p for p, v in enumerate(front.tolist())}
+        full = np.concatenate([own] + [idx[:nd] for idx, nd, _, _ in parts]).astype(np.int64)
+        rows, at = _csr_entries(A, own)
+        i, j, a = own[rows], A.indices[at], A.data[at]
+        up = rank[j] > rank[i]                             # original entries, each assembled once
+        i, j, a = i[up], j[up], a[up]
+        pos[full] = np.arange(len(full))
+        later = np.concatenate([j] + [idx[nd:] for idx, nd, _, _ in parts]).astype(np.int64)
+        later = np.unique(later[pos[later] < 0])
+        front = np.concatenate([full, later[np.argsort(rank[later], kind="stable")]])
+        pos[front] = np.arange(len(front))
         f = len(front)
         H, L = np.zeros((f, f)), np.zeros((f, f))
-        for i in own.tolist():                              # original entries, each assembled once
-            lo, hi = A.indptr[i], A.indptr[i + 1]
-            for j, a in zip(A.indices[lo:hi].tolist(), A.data[lo:hi].tolist()):
-                if rank[j] > rank[i]:
-                    H[where[i], where[j]] += a
-                    H[where[j], where[i]] -= a
+        H[pos[i], pos[j]] += a
+        H[pos[j], pos[i]] -= a
         for idx, _, uh, ul in parts:                        # children's Schur complements
-            pos = np.array([where[v] for v in idx.tolist()], dtype=np.int64)
-            H[np.ix_(pos, pos)], L[np.ix_(pos, pos)] = _dd_add(H[np.ix_(pos, pos)], L[np.ix_(pos, pos)], uh, ul)
+            sub = np.ix_(pos[idx], pos[idx])
+            H[sub], L[sub] = _dd_add(H[sub], L[sub], uh, ul)
+        pos[front] = -1
         logs, perm, done = _eliminate_front(H, L, len(full))
         total.append(logs)
         rest = front[perm][done:]
