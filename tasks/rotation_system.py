@@ -16,7 +16,10 @@ from scipy.sparse.csgraph import connected_components
 
 def drawing_is_planar(n: int, edges: np.ndarray, positions: np.ndarray) -> bool:
     """True when the rotation system of the straight-line drawing ``positions`` (n, 2) of the
-    simple graph ``edges`` (m, 2) satisfies Euler's formula (a proof of planarity)."""
+    simple graph ``edges`` (m, 2) satisfies Euler's formula (a proof of planarity); False too for a
+    degenerate drawing (an edge of length zero, two edges leaving a vertex in the same direction),
+    which a method that reads the embedding off the drawing cannot use. Self-contained (numpy and
+    scipy only): the derivation engine renders it into candidate programs."""
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     m = len(edges)
     if m == 0:
@@ -25,8 +28,13 @@ def drawing_is_planar(n: int, edges: np.ndarray, positions: np.ndarray) -> bool:
     dst = np.concatenate([edges[:, 1], edges[:, 0]])
     pos = np.asarray(positions, dtype=np.float64)
     d = pos[dst] - pos[src]
+    if np.any(np.all(d == 0.0, axis=1)):
+        return False                                         # an edge of length zero: no drawing
     angle = np.arctan2(d[:, 1], d[:, 0])
     order = np.lexsort((angle, src))                         # around each vertex, counter-clockwise
+    ranked = angle[order]
+    if np.any((src[order][1:] == src[order][:-1]) & (ranked[1:] == ranked[:-1])):
+        return False                                         # two edges leave a vertex in the same direction
     rank = np.empty(2 * m, dtype=np.int64)
     rank[order] = np.arange(2 * m)
     first = np.searchsorted(src[order], np.arange(n))         # where each vertex's block starts

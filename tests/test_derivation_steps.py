@@ -14,11 +14,11 @@ from search.derivation.actions import (components, decoration, degree_one, dual_
 from search.derivation.checks import exact_value
 from search.derivation.runtime import _rt_merge, _rt_start
 from search.derivation.solvers import enumeration, kaufman, magnetisation, product
-from search.derivation.solvers.templates import _sol_planar_drawing
 from search.derivation.view import odd_cycle, to_ising
 from tasks.formula_reader import compile_reader
 from tasks.paraphrase import paraphrase
 from tasks.registry import get_task
+from tasks.rotation_system import drawing_is_planar
 
 BETAS = (0.05, 0.7, 3.0, 50.0)
 
@@ -119,7 +119,7 @@ def test_ghost_spin_doubles_z_and_keeps_a_ring_planar():
     wheel = ghost_spin.ENTRY(ring, {"place": "centroid"})
     assert wheel["n"] == n + 1 and all(i.shape[1] == 2 for i, _ in wheel["terms"])
     assert _log_z(wheel) == pytest.approx(_log_z(ring), rel=1e-13)
-    assert _sol_planar_drawing(n + 1, wheel["terms"][0][0], wheel["positions"])
+    assert drawing_is_planar(n + 1, wheel["terms"][0][0], wheel["positions"])
 
 
 @pytest.mark.parametrize("seed", [None, 0, 1])

@@ -9,11 +9,10 @@ angle) must satisfy Euler's formula V - E + F = 1 + C, faces traced from the rot
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from search.derivation.runtime import _rt_pairs
 from search.structural.templates import chain, planar_pfaffian, row_transfer, tensor_contraction
+from tasks.rotation_system import drawing_is_planar
 from tasks.structure import vertex_separation
 
 ADAPTER_IMPORTS = """\
@@ -30,50 +29,13 @@ def _sol_template(model, options):
     return float(_method_log_z(edges, K, H, model["rank_one"], model["positions"], 1.0, model["n"], options))
 
 
-def _sol_planar_drawing(n, edges, positions):
-    """True when the straight-line drawing's rotation system satisfies Euler's formula (it is planar)."""
-    m = len(edges)
-    if m == 0:
-        return True
-    src = np.concatenate([edges[:, 0], edges[:, 1]])
-    dst = np.concatenate([edges[:, 1], edges[:, 0]])
-    d = positions[dst] - positions[src]
-    if np.any(np.all(d == 0.0, axis=1)):
-        return False
-    angle = np.arctan2(d[:, 1], d[:, 0])
-    order = np.lexsort((angle, src))
-    ranked = angle[order]
-    same = (src[order][1:] == src[order][:-1]) & (ranked[1:] == ranked[:-1])
-    if np.any(same):
-        return False                                   # two edges leave a spin in the same direction
-    rank = np.empty(2 * m, dtype=np.int64)
-    rank[order] = np.arange(2 * m)
-    first = np.searchsorted(src[order], np.arange(n))
-    degree = np.bincount(src, minlength=n)
-    reverse = np.concatenate([np.arange(m, 2 * m), np.arange(m)])
-    r = rank[reverse]
-    nxt = order[first[dst] + (r - first[dst] - 1) % degree[dst]]
-    seen = np.zeros(2 * m, dtype=bool)
-    faces = 0
-    for k in range(2 * m):
-        if seen[k]:
-            continue
-        faces += 1
-        while not seen[k]:
-            seen[k] = True
-            k = nxt[k]
-    comps = connected_components(coo_matrix((np.ones(m), (edges[:, 0], edges[:, 1])), shape=(n, n)), directed=False)[0]
-    isolated = int(np.sum(degree == 0))
-    return (n - isolated) - m + faces == 2 * (comps - isolated)
-
-
 def _sol_planar(model, options):
     """log Z by the planar Pfaffian template, after proving the given drawing planar."""
     edges, K, H = _rt_pairs(model)
     positions = model["positions"]
     if positions is None:
         raise ValueError("the Pfaffian needs a drawing of the graph")
-    if not _sol_planar_drawing(model["n"], edges, np.asarray(positions, dtype=np.float64)):
+    if not drawing_is_planar(model["n"], edges, np.asarray(positions, dtype=np.float64)):
         raise ValueError("the drawing given is not planar (its rotation system fails Euler's formula)")
     return _sol_template(model, options)
 
@@ -87,7 +49,7 @@ class TemplateSolver:
         self.SUMMARY = template.__doc__.strip().splitlines()[0]
         self.OPTION_SPACE = template.OPTION_SPACE
         self.planar = planar
-        self.FUNCTIONS = (_sol_template,) + ((_sol_planar_drawing, _sol_planar) if planar else ())
+        self.FUNCTIONS = (_sol_template,) + ((drawing_is_planar, _sol_planar) if planar else ())
         self.ENTRY = _sol_planar if planar else _sol_template
 
     def source(self, options: dict) -> str:
