@@ -22,10 +22,10 @@ from functools import lru_cache
 
 import numpy as np
 from numba import njit
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.sweep_order import (check_order, frontier_spans, frontier_width, neighbour_pairs,
+                                            rank_one_width_bound, sweep_order, vertex_separation)
 from evaluators.oracles.transfer_log_kernels import run_log_range
 from tasks.model import IsingModel
 
@@ -34,7 +34,6 @@ PARALLEL_MIN_STATES = 1 << 16   # smaller steps run on the calling thread
 #: an entry of the rescaled linear sweep below this may have lost digits to underflow (the
 #: largest entry is 1): the sweep starts again in the log domain
 TINY = 1e-280
-_GREEDY_MAX_N = 1500      # the greedy order costs Python time ~ n * width * degree
 
 # -- numba kernels -----------------------------------------------------------------------------
 # Each works in place on psi over a range [lo, hi) of its loop index (disjoint ranges touch
@@ -189,121 +188,9 @@ def _run(kind: str, psi, W, k=0, slots=_NO_SLOTS, posk=-1, table=_NO_TABLE, log_
     return max(p[0] for p in parts), min(p[1] for p in parts)
 
 
-# -- ordering --------------------------------------------------------------------------------
-
-
-def _neighbour_pairs(model: IsingModel) -> tuple[np.ndarray, np.ndarray]:
-    """Endpoints (a, b) of every pair of spins that share a nonzero term (k-spin terms as cliques)."""
-    edges, _ = model.couplings
-    a, b = [edges[:, 0]], [edges[:, 1]]
-    for t, w in model.higher_order:
-        if w != 0.0:
-            t = np.asarray(t, dtype=np.int64)
-            i, j = np.triu_indices(len(t), 1)
-            a.append(t[i])
-            b.append(t[j])
-    return np.concatenate(a).astype(np.int64), np.concatenate(b).astype(np.int64)
-
-
-def _widths(n: int, a: np.ndarray, b: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pos, last) and implicitly the frontier: spin u is on it after step t iff pos[u] <= t < last[u]."""
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = np.arange(n)
-    last = pos.copy()
-    np.maximum.at(last, a, pos[b])
-    np.maximum.at(last, b, pos[a])
-    return pos, last
-
-
-def _vertex_separation(n: int, a: np.ndarray, b: np.ndarray, order: np.ndarray) -> int:
-    pos, last = _widths(n, a, b, order)
-    diff = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(diff, pos, 1)
-    np.add.at(diff, last, -1)
-    return int(np.cumsum(diff).max(initial=0))
-
-
-def _greedy_order(n: int, adj: list[list[int]], start: int) -> np.ndarray:
-    """Grow the placed set one spin at a time, each time taking the spin that leaves the smallest frontier."""
-    unplaced_deg = [len(nb) for nb in adj]
-    placed = [False] * n
-    frontier: set[int] = set()
-    order: list[int] = []
-    remaining = sorted(range(n), key=lambda v: (len(adj[v]), v))
-    nxt = 0
-    while len(order) < n:
-        cands = {w for u in frontier for w in adj[u] if not placed[w]}
-        if not cands:
-            while placed[remaining[nxt]]:
-                nxt += 1
-            cands = {start if not placed[start] else remaining[nxt]}
-        best, best_key = -1, None
-        for v in cands:
-            closes = sum(1 for u in adj[v] if placed[u] and unplaced_deg[u] == 1)
-            stays = 1 if unplaced_deg[v] > 0 else 0
-            key = (stays - closes, -sum(1 for u in adj[v] if placed[u]), len(adj[v]), v)
-            if best_key is None or key < best_key:
-                best, best_key = v, key
-        v = best
-        placed[v] = True
-        order.append(v)
-        for u in adj[v]:
-            unplaced_deg[u] -= 1
-        frontier = {u for u in frontier | {v} if unplaced_deg[u] > 0}
-    return np.asarray(order, dtype=np.int64)
-
-
-def _candidate_orders(model: IsingModel, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
-    n = model.n
-    cands = [np.arange(n, dtype=np.int64)]
-    lat = model.lattice
-    if lat is not None:  # row-major is the identity; column-major sweeps along the other side
-        cands.append(np.arange(n, dtype=np.int64).reshape(lat.rows, lat.cols).T.ravel())
-    if len(a):
-        g = coo_matrix((np.ones(2 * len(a)), (np.r_[a, b], np.r_[b, a])), shape=(n, n)).tocsr()
-        cands.append(np.asarray(reverse_cuthill_mckee(g, symmetric_mode=True), dtype=np.int64))
-        if n <= _GREEDY_MAX_N:
-            adj: list[list[int]] = [[] for _ in range(n)]
-            for u, w in set(zip(a.tolist(), b.tolist())):
-                adj[u].append(w)
-                adj[w].append(u)
-            deg = np.array([len(x) for x in adj])
-            starts = {int(np.argmin(np.where(deg > 0, deg, n + 1))), int(cands[-1][0])}
-            cands += [_greedy_order(n, adj, s) for s in sorted(starts)]
-    return cands
-
-
-def _rank_one_width_bound(model: IsingModel) -> int:
-    """Every spin of a rank-one block couples to every other: the frontier needs at least k-1 of them."""
-    return max((int(np.count_nonzero(u)) - 1 for u, a in model.rank_one if a != 0.0), default=0)
-
-
-def sweep_order(model: IsingModel) -> np.ndarray:
-    """A spin ordering with a small frontier: the best of natural, lattice row/column-major,
-    reverse Cuthill-McKee and a greedy min-frontier order (the last only for n <= 1500)."""
-    a, b = _neighbour_pairs(model)
-    cands = _candidate_orders(model, a, b)
-    widths = [_vertex_separation(model.n, a, b, o) for o in cands]
-    return cands[int(np.argmin(widths))]
-
-
-def _check_order(model: IsingModel, order) -> np.ndarray:
-    order = np.asarray(order, dtype=np.int64).reshape(-1)
-    if order.shape != (model.n,) or not np.array_equal(np.sort(order), np.arange(model.n)):
-        raise ValueError(f"order must be a permutation of range({model.n})")
-    return order
-
-
-def frontier_width(model: IsingModel, order=None) -> int:
-    """Largest frontier (number of state bits) of the sweep along ``order`` (default: sweep_order)."""
-    order = sweep_order(model) if order is None else _check_order(model, order)
-    a, b = _neighbour_pairs(model)
-    return _vertex_separation(model.n, a, b, order)
-
-
 def transfer_matrix_applies(model: IsingModel, max_width: int = DEFAULT_MAX_WIDTH) -> str | None:
     """None when the sweep fits in ``max_width`` state bits, else the reason."""
-    bound = _rank_one_width_bound(model)
+    bound = rank_one_width_bound(model)
     if bound > max_width:
         return f"a rank-one block couples {bound + 1} spins all-to-all: frontier width >= {bound} > {max_width}"
     w = frontier_width(model)
@@ -340,12 +227,12 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
     runs again on logs (:mod:`evaluators.oracles.transfer_log_kernels`), exact at every beta.
     Raises TooLarge when the frontier exceeds ``max_width`` bits (memory 8 * 2^width bytes).
     """
-    bound = _rank_one_width_bound(model)
+    bound = rank_one_width_bound(model)
     if bound > max_width:
         raise TooLarge(f"a rank-one block couples {bound + 1} spins all-to-all: frontier width >= {bound} > {max_width}")
-    order = sweep_order(model) if order is None else _check_order(model, order)
-    a, b = _neighbour_pairs(model)
-    width = _vertex_separation(model.n, a, b, order)
+    order = sweep_order(model) if order is None else check_order(model, order)
+    a, b = neighbour_pairs(model)
+    width = vertex_separation(model.n, a, b, order)
     if width > max_width:
         raise TooLarge(f"frontier width {width} > max_width {max_width}")
     try:
@@ -356,8 +243,8 @@ def transfer_matrix_log_z(model: IsingModel, order=None, max_width: int = DEFAUL
 
 def _sweep(model: IsingModel, order: np.ndarray, width: int, log_domain: bool) -> float:
     n, beta = model.n, float(model.beta)
-    a, b = _neighbour_pairs(model)
-    pos, last = _widths(n, a, b, order)
+    a, b = neighbour_pairs(model)
+    pos, last = frontier_spans(n, a, b, order)
 
     edges, J = model.couplings
     e_step = np.maximum(pos[edges[:, 0]], pos[edges[:, 1]])
