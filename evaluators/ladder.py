@@ -11,7 +11,9 @@ the draw. Running out of the call's time or memory ends the climb at the candida
 frontier: not a numerical failure, but evidence about its cost that the complexity audit holds
 against a polynomial claim (``Frontier`` kind "time" / "memory"). A ``Z_efficient`` whose Z
 overflows a float ends the climb too ("overflow": define log_Z), without counting against it;
-so does a size no oracle reaches or the ladder's own total budget.
+so does a size no oracle reaches or the ladder's own total budget. A candidate that claims
+exponential cost is not run at a size its own claim prices far over the call's budget
+(``checks.claimed_cost``: "claimed_cost", no evidence against it either way).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluators.checks.claimed_cost import claimed_price
 from evaluators.comparison import passes, relative_error
 from evaluators.oracle_cache import lookup
 from evaluators.oracles.base import NotApplicable
@@ -75,13 +78,22 @@ def ladder_draws(task: Task, n: int, seed: int, samples: int = 1) -> list[Draw]:
 
 
 def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int = 0,
-          budget: LadderBudget = LadderBudget(), start_n: int = 0, profile: Profile | None = None) -> LadderOutcome:
-    """Run the candidate on every draw of each ladder size in order; stop at the first failure or frontier."""
+          budget: LadderBudget = LadderBudget(), start_n: int = 0, profile: Profile | None = None,
+          claim: str | None = None, timings: list[tuple[int, float]] = ()) -> LadderOutcome:
+    """Run the candidate on every draw of each ladder size in order; stop at the first failure or
+    frontier. ``claim`` (its complexity_O) and ``timings`` ((n, seconds) of its calls so far, the
+    probes') let an exponential claim stop the climb where it prices a call out of reach."""
     fname = "log_Z" if uses_log_z else "Z_efficient"
     out = LadderOutcome(rungs=[], largest_n_verified=start_n)
     limits = Limits(timeout_s=budget.rung_timeout_s, cpu_s=int(budget.rung_timeout_s) + 5, memory_mb=budget.memory_mb)
     started = time.monotonic()
+    timed_calls = list(timings)
     for n in task.ladder_sizes:
+        price = claimed_price(claim, task.square_lattice, timed_calls)
+        why = price.too_costly(n, budget.rung_timeout_s) if price is not None else None
+        if why is not None:
+            out.stopped, out.frontier = f"stopped before n={n}: {why}", Frontier(n, "claimed_cost", why)
+            return out
         passed_here, overflow = 0, None
         for draw in ladder_draws(task, n, seed, budget.samples):
             if time.monotonic() - started > budget.total_s:
@@ -109,6 +121,7 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             if isinstance(verdict, Rung):
                 verdict.draw, verdict.note = draw.kind, draw.note
                 out.rungs.append(verdict)
+                timed_calls.append((n, verdict.seconds))
                 if not verdict.passed:
                     out.failure = (f"At n={n} (beyond the probe sizes), on {draw.where()}, your {fname} is wrong: "
                                    f"relative error {verdict.rel_err:.2e} >> 1e-06 against the exact value.")

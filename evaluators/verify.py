@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evaluators import feedback as fb
 from evaluators.comparison import passes, relative_error
+from evaluators.checks.complexity import ladder_timings
 from evaluators.checks.judgement import JudgeBudget, judge
 from evaluators.ladder import LadderBudget, climb
 from evaluators.oracle_cache import reference
@@ -170,7 +171,8 @@ def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sand
                   profile: Profile | None = None) -> None:
     uses_log = uses_log_z(task, sub)
     out = climb(task, sub.code, uses_log, sandbox, seed=opt.seed, budget=opt.ladder_budget,
-                start_n=v.numerical.largest_n_verified, profile=profile)
+                start_n=v.numerical.largest_n_verified, profile=profile, claim=sub.complexity_O,
+                timings=ladder_timings(v.numerical.rungs))
     num = v.numerical
     num.rungs.extend(out.rungs)
     num.largest_n_verified = out.largest_n_verified

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.checks.cost_evidence import frontier_contradiction, timing_ceiling_support
-from evaluators.checks.growth import Growth, at_least
+from evaluators.checks.growth import Growth, at_least, log2_steps
 from evaluators.checks.static_cost import StaticFinding, growth_key, static_estimate, static_evidence
 from evaluators.checks.timing_fit import MIN_SECONDS, Fit, fit_growth
 from evaluators.sandbox import Call, Limits
@@ -160,9 +160,7 @@ def _judgement(claim, claimed: Growth, honest: bool, live, static_bound, fit: Fi
 def _contradicting_run(g: Growth, timings) -> tuple[int, float] | None:
     """A completed (n, seconds) too fast for cost ``g`` (more than 1e11 steps per second)."""
     for n, t in sorted(timings, key=lambda p: -p[0]):
-        log2_steps = {"poly": g.rate * math.log2(max(n, 1)), "exp_sqrt": g.rate * math.sqrt(n),
-                      "exp": g.rate * n}[g.kind]
-        if log2_steps - math.log2(max(t, MIN_SECONDS)) > math.log2(MAX_STEPS_PER_SECOND):
+        if log2_steps(g, n) - math.log2(max(t, MIN_SECONDS)) > math.log2(MAX_STEPS_PER_SECOND):
             return n, t
     return None
 

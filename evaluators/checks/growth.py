@@ -7,6 +7,7 @@ Three kinds, ordered: polynomial n^d (log factors ignored) < exponential in sqrt
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 KINDS = ("poly", "exp_sqrt", "exp")
@@ -56,3 +57,8 @@ def at_least(claim: Growth, measured: Growth, degree_slack: float = 0.75) -> boo
     if claim.kind == "poly":
         return measured.rate <= claim.rate + degree_slack
     return True
+
+
+def log2_steps(g: Growth, n: int) -> float:
+    """log2 of the elementary steps of growth ``g`` at size n (n spins), up to its constant factor."""
+    return {"poly": g.rate * math.log2(max(n, 1)), "exp_sqrt": g.rate * math.sqrt(n), "exp": g.rate * n}[g.kind]

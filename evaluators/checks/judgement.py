@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evaluators.checks.claimed_cost import claimed_price
 from evaluators.checks.classes import check_class
 from evaluators.checks.complexity import audit_complexity, ladder_timings, suggest_sizes, time_sizes
 from evaluators.checks.physics import physical_assertions
@@ -29,6 +30,9 @@ class JudgeBudget:
     timing_total_s: float = 20.0   # extra timing points for the complexity fit
     timing_call_s: float = 8.0     # one extra timing call
     physics_s: float = 25.0        # the whole physical-assertion run
+    # the assertions' size: the largest verified one whose ladder call took at most this (their
+    # dozen calls then cost about a second; the ladder has verified the values further up)
+    physics_call_s: float = 0.1
     memory_mb: int = 2048
     batch_timing_runs: bool = True  # each repeat of the timing sizes in one sandbox run (False: one run per call)
 
@@ -56,6 +60,9 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         usable = fit_growth(timings).usable
     if not usable:
         extra_sizes = suggest_sizes(timings, task.square_lattice)
+        price = claimed_price(sub.complexity_O, task.square_lattice, timings)
+        if price is not None:   # sizes the candidate's own exponential claim says cannot finish
+            extra_sizes = [n for n in extra_sizes if price.too_costly(n, budget.timing_call_s, margin=1.0) is None]
         with timed(profile, "timing_runs") as extra:
             measured = time_sizes(sub.code, function, task, extra_sizes, sandbox, repeats=2,
                                   budget_s=budget.timing_call_s, seed=seed, memory_mb=budget.memory_mb,
@@ -73,7 +80,7 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         cls = check_class(sub.tractable_class, family, finding.measured_growth, class_static_kinds(finding.static))
     v.class_.claimed, v.class_.consistent, v.class_.reasons = cls.claimed, cls.consistent, list(cls.reasons)
 
-    n_phys, n_small = physics_sizes(task, v, uses_log, per_call_s=budget.physics_s / 40)
+    n_phys, n_small = physics_sizes(task, v, uses_log, per_call_s=budget.physics_call_s)
     outcome = physical_assertions(task, sub.code, uses_log, sandbox, n_phys, n_small, seed=seed,
                                   timeout_s=budget.physics_s, memory_mb=budget.memory_mb, profile=profile)
     v.physics.checks = outcome.checks
@@ -121,14 +128,16 @@ def _no_rung_beyond_probes(task: Task, v: Verdict, ladder_ran: bool, claimed) ->
 def physics_sizes(task: Task, v: Verdict, uses_log: bool, per_call_s: float) -> tuple[int, int]:
     """(n for most assertions, n small enough that Z fits a float at low temperature).
 
-    The main size is the largest verified one whose rung ran within ``per_call_s`` seconds, so
-    the dozen assertion calls go beyond the probes and still fit the physics budget.
+    The main size is the largest verified one whose rung ran within ``per_call_s`` seconds, or
+    the first verified ladder size when none did, so the dozen assertion calls go beyond the
+    probes at a modest cost.
     """
     small = max(task.probe_sizes)
-    quick = [r.n for r in v.numerical.rungs if r.passed and r.seconds <= per_call_s and r.n <= v.numerical.largest_n_verified]
+    verified = [r for r in v.numerical.rungs if r.passed and r.stage == "ladder" and r.n <= v.numerical.largest_n_verified]
     if not uses_log:   # a Z-only candidate: where Z fitted a float on the task's own parameters
-        quick = [r.n for r in v.numerical.rungs if r.n in quick and r.draw == "typical" and r.n <= Z_ONLY_MAX_N]
-    return max(quick, default=small), small
+        verified = [r for r in verified if r.draw == "typical" and r.n <= Z_ONLY_MAX_N]
+    quick = [r.n for r in verified if r.seconds <= per_call_s]
+    return max(quick, default=min((r.n for r in verified), default=small)), small
 
 
 def class_static_kinds(static: list[StaticFinding]) -> list[str]:
