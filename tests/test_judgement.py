@@ -171,3 +171,24 @@ def test_every_task_memorising_candidate_fails_unseen_parameters(name, sandbox):
     assert v.numerical.passed and v.verdict == "reject"
     failed = {c.name for c in v.physics.checks if not c.passed}
     assert {"unseen_parameters", "beta_zero"} <= failed
+
+
+def test_physical_assertions_run_beyond_the_probes_at_a_modest_size():
+    """The largest verified ladder size whose call took at most the per-call budget; else the
+    first verified ladder size (never the probes when the ladder verified anything)."""
+    from evaluators.checks.judgement import physics_sizes
+    from evaluators.verdict import Rung, Verdict
+
+    task = get_task("P04")
+    v = Verdict(task="P04")
+    v.numerical.rungs = [Rung(n=16, seconds=0.001, rel_err=0.0, passed=True, stage="probe"),
+                         Rung(n=64, seconds=0.01, rel_err=0.0, passed=True, stage="ladder", draw="typical"),
+                         Rung(n=256, seconds=0.05, rel_err=0.0, passed=True, stage="ladder", draw="typical"),
+                         Rung(n=1024, seconds=0.4, rel_err=0.0, passed=True, stage="ladder", draw="typical"),
+                         Rung(n=4096, seconds=0.09, rel_err=0.0, passed=True, stage="ladder", draw="typical")]
+    v.numerical.largest_n_verified = 1024       # 4096's other draw failed: not verified
+    assert physics_sizes(task, v, True, per_call_s=0.1) == (256, max(task.probe_sizes))
+    assert physics_sizes(task, v, True, per_call_s=0.001) == (64, max(task.probe_sizes))
+    v.numerical.rungs = v.numerical.rungs[:1]
+    v.numerical.largest_n_verified = 16
+    assert physics_sizes(task, v, True, per_call_s=0.1) == (max(task.probe_sizes), max(task.probe_sizes))
