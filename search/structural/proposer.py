@@ -195,8 +195,12 @@ class StructuralProposer:
             new = make_plan(view, plan.template, {**plan.options, key: value})
             return new, f"mutate {plan.template}: {key} {plan.options.get(key)!r} -> {value!r}"
         if switches:
+            # with the new template's options drawn too: with its defaults only, a parent had a
+            # handful of distinct children (5 on P01) and most proposals repeated a judged program
             name = switches[int(rng.integers(len(switches)))]
-            return make_plan(view, name), f"switch template: {plan.template} -> {name}"
+            options = {k: values[int(rng.integers(len(values)))]
+                       for k, values in get_template(name).OPTION_SPACE.items()}
+            return make_plan(view, name, options), f"switch template: {plan.template} -> {name} {options}"
         return make_plan(view, plan.template, plan.options), "no alternative: the same plan again"
 
 
