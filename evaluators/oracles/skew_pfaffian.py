@@ -183,10 +183,15 @@ def _eliminate(H, L, ext, B, track, k, u):
             if ext:
                 ah, al = dd_div(H[q, i], L[q, i], ph, pl)
                 bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
-                for t in range(nz):
-                    j = nzj[t]
-                    H[i, j], L[i, j] = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j],
-                                                bh, bl, H[q, j], L[q, j])
+                if dense:  # contiguous, vectorisable
+                    for j in range(na):
+                        H[i, j], L[i, j] = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j],
+                                                    bh, bl, H[q, j], L[q, j])
+                else:
+                    for t in range(nz):
+                        j = nzj[t]
+                        H[i, j], L[i, j] = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j],
+                                                    bh, bl, H[q, j], L[q, j])
                 L[i, i] = 0.0
             else:
                 ah = H[q, i] / ph
