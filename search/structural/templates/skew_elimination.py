@@ -39,7 +39,7 @@ LEAF = 64
 THRESHOLD = 0.01
 ROWS = 48                 # rows per block of the double-double update (temporaries in cache)
 STACK_MAX = 100           # fronts of at most this many indices are eliminated stacked,
-STACK = 32                # this many at a time (measured on P04's cold n = 4096 fronts: 16, 64 slower)
+STACK_ENTRIES = 80000     # in chunks of about this many entries (f^2 per front)
 _SPLIT = 134217729.0      # 2^27 + 1: Dekker's splitter for float64
 
 
@@ -381,6 +381,7 @@ def _eliminate_front(H, L, n_full):
         # each fully summed row's largest fully summed partner, acceptable when it is at least
         # THRESHOLD times the largest entry of both rows; the largest acceptable pair goes first
         A = np.abs(H[k:n_full, k:])
+        A[np.arange(n_full - k), np.arange(n_full - k)] = 0.0   # the update leaves rounding there
         rowmax = A.max(axis=1)
         part = A[:, :n_full - k].argmax(axis=1)
         val = A[np.arange(n_full - k), part]
@@ -408,23 +409,23 @@ def _eliminate_front(H, L, n_full):
 
 def _eliminate_many(fronts):
     """_eliminate_front on each of ``fronts`` [(H, L, n_full)]: the ones of at most ``STACK_MAX``
-    indices stacked, largest first, in chunks of ``STACK`` (one Python step per pivot pair of a
-    chunk, not of every front), the larger ones singly. Returns (pivot logs: floats and arrays,
-    [(permutation, number eliminated, eliminated H, L) for each front])."""
+    indices stacked, largest first, in chunks of about ``STACK_ENTRIES`` entries (one Python step
+    per pivot pair of a chunk, not of every front), the larger ones singly. Returns (pivot logs:
+    floats and arrays, [(permutation, number eliminated, eliminated H, L) for each front])."""
     logs, out = [], [None] * len(fronts)
     sizes = np.array([H.shape[0] for H, _, _ in fronts])
-    small = [int(q) for q in np.argsort(-sizes, kind="stable") if sizes[q] <= STACK_MAX]
     for q in np.flatnonzero(sizes > STACK_MAX):
         H, L, n_full = fronts[q]
         lg, perm, done = _eliminate_front(H, L, n_full)
         logs.append(lg)
         out[q] = (perm, done, H, L)
-    for a in range(0, len(small), STACK):
-        chunk = small[a:a + STACK]
+    small = [int(q) for q in np.argsort(-sizes, kind="stable") if sizes[q] <= STACK_MAX]
+    while small:
+        f = int(sizes[small[0]])
+        chunk, small = small[:max(1, STACK_ENTRIES // (f * f))], small[max(1, STACK_ENTRIES // (f * f)):]
         n_full = np.array([fronts[q][2] for q in chunk])
         order = np.argsort(-n_full, kind="stable")             # the fronts still pivoting: a prefix
         chunk, n_full = [chunk[o] for o in order], n_full[order]
-        f = int(sizes[chunk].max())
         Hs, Ls = np.zeros((len(chunk), f, f)), np.zeros((len(chunk), f, f))
         for b, q in enumerate(chunk):
             m = sizes[q]
@@ -506,4 +507,4 @@ FUNCTIONS = (_two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _
 
 def constants() -> str:
     """The module's constants as program text (their current values)."""
-    return "".join(f"{name} = {globals()[name]!r}\n" for name in ("LEAF", "THRESHOLD", "ROWS", "STACK_MAX", "STACK", "_SPLIT"))
+    return "".join(f"{name} = {globals()[name]!r}\n" for name in ("LEAF", "THRESHOLD", "ROWS", "STACK_MAX", "STACK_ENTRIES", "_SPLIT"))
