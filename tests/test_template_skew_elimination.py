@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.sparse import coo_matrix
 
-from search.structural.templates import planar_pfaffian, skew_elimination
+from search.structural.templates import double_double, planar_pfaffian, skew_elimination
 from search.structural.templates.skew_elimination import skew_log_abs_pfaffian
 
 
@@ -30,8 +30,10 @@ def _random_skew(rng, n, degree):
 @pytest.mark.parametrize("rows,leaf", [(48, 64), (5, 8)])
 def test_skew_elimination_matches_the_dense_determinant(monkeypatch, rows, leaf):
     """log |Pf A| = 1/2 log |det A|; small blocks and leaves force the blocked update's mirror, the
-    gathered (sparse) update, delayed pivots and many fronts; groups of up to 6 nodes kept together."""
-    monkeypatch.setattr(skew_elimination, "ROWS", rows)
+    gathered (sparse) update, delayed pivots and many fronts; groups of up to 6 nodes kept together.
+    Every front goes through the one-front path here (the stacked one: test_template_skew_stacked)."""
+    monkeypatch.setattr(double_double, "ROWS", rows)
+    monkeypatch.setattr(skew_elimination, "STACK_MAX", 0)
     monkeypatch.setattr(skew_elimination, "LEAF", leaf)
     rng = np.random.default_rng(3)
     for n in (2, 10, 60, 240):
@@ -74,7 +76,7 @@ def test_double_double_rank2_update_is_exact_to_2_to_the_minus_100(monkeypatch, 
     rows of u and w zero (the gathered path), blocks of 5 rows (the mirrored part)."""
     from fractions import Fraction
 
-    monkeypatch.setattr(skew_elimination, "ROWS", 5)
+    monkeypatch.setattr(double_double, "ROWS", 5)
     rng = np.random.default_rng(6)
     m = 20
 
@@ -92,6 +94,6 @@ def test_double_double_rank2_update_is_exact_to_2_to_the_minus_100(monkeypatch, 
     exact = S - (np.outer(u, w) - np.outer(w, u))
     scale = np.abs(Hh) + np.abs(np.outer(uh, wh)) + np.abs(np.outer(wh, uh))
     H, L = Hh.copy(), Hl.copy()
-    skew_elimination._dd_rank2_update(H, L, uh, ul, wh, wl)
+    double_double._dd_rank2_update(H, L, uh, ul, wh, wl)
     err = np.abs((F(H) + F(L) - exact).astype(float))
     assert np.all(err <= 2.0 ** -100 * scale), float(np.max(err / np.maximum(scale, 1e-300)))

@@ -53,8 +53,8 @@ entry of order x^(k+1) computed as a difference of terms of order x^k keeps an e
   i.e. below 1e-11 relative to log Z >= beta |E0|. Unequal magnitudes beyond beta max|J| =
   DD_BETA_J (25) raise ArithmeticError naming the limit.
 
-The cold route costs more: about 0.8 s at n = 1024 and 3.2-3.8 s at n = 4096 for beta |J| in [6, 12]
-(one core), twice that colder (two runs).
+The cold route costs more: about 0.4 s at n = 1024 and 1.9 s at n = 4096 for beta |J| in [6, 12]
+(one core, the small fronts eliminated stacked), twice that colder (two runs).
 """
 
 from __future__ import annotations
@@ -65,10 +65,8 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
-from search.structural.templates.skew_elimination import (LEAF, ROWS, THRESHOLD, _SPLIT, _csr_entries, _dd_add, _dd_div,
-                                                           _dd_mul, _dd_rank2_update, _dd_skew_update, _dissection,
-                                                           _eliminate_front, _node_groups, _node_positions, _two_prod,
-                                                           _two_sum, skew_log_abs_pfaffian)
+from search.structural.templates import skew_elimination
+from search.structural.templates.skew_elimination import _node_positions, skew_log_abs_pfaffian
 
 NAME = "planar_pfaffian"
 OPTION_SPACE = {
@@ -401,16 +399,13 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
 
 
 FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
-             _positions_among, _method_log_z, _two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update,
-             _dd_skew_update, _node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
-             skew_log_abs_pfaffian)
+             _positions_among, _method_log_z) + skew_elimination.FUNCTIONS
 
 
 def source(options: dict) -> str:
     constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
                  f"DD_BETA_J = {DD_BETA_J!r}\n"
-                 f"LINE_BETA_J = {LINE_BETA_J!r}\nLINE_REFERENCES = {LINE_REFERENCES!r}\n"
-                 f"LEAF = {LEAF!r}\nROWS = {ROWS!r}\nTHRESHOLD = {THRESHOLD!r}\n_SPLIT = {_SPLIT!r}\n")
+                 f"LINE_BETA_J = {LINE_BETA_J!r}\nLINE_REFERENCES = {LINE_REFERENCES!r}\n" + skew_elimination.constants())
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
 
 
