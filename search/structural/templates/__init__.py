@@ -44,6 +44,22 @@ def render(imports: str, functions) -> str:
     return "\n\n\n".join(parts) + "\n"
 
 
+def measured_widths(view, key, width_of) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sizes, widths): ``width_of(instance)`` for each model in ``view.instances`` (the family's
+    models as the templates read them), computed once per view and ``key``. A template claims
+    from the width of the order it actually uses, not from the best width any order could reach."""
+    if key not in view.widths:
+        view.widths[key] = (tuple(m.n for m in view.instances), tuple(int(width_of(m)) for m in view.instances))
+    return view.widths[key]
+
+
+def lattice_exponent(sizes, widths) -> int:
+    """k such that the widths are about k L (L = sqrt(n)) at the largest size: 2^(kL) states."""
+    n, w = max(zip(sizes, widths))
+    side = max(1, int(round(n ** 0.5)))
+    return max(1, -(-(w - 2) // side))
+
+
 def default_options(space: dict) -> dict:
     return {k: v[0] for k, v in space.items()}
 
