@@ -90,22 +90,23 @@ def _heap_pop(heap):
     return top
 
 
-def _greedy_order(n, nbrs, how, tie):
-    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``) and its width.
-    Each step takes the spin of least (fill, degree, tie) from a heap with lazy updates: only the
-    spins whose key the elimination changed are pushed again (stale entries are skipped when
-    popped), so a step costs O(d^4 + log n) for degree d instead of a scan of every spin."""
+def _greedy_order(n, nbrs, how, tie, cap=None):
+    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``) and its width;
+    with ``cap``, stops (order incomplete) as soon as the width exceeds it.
+    Each step takes the spin of least (fill, degree, tie) from a heap with lazy updates: only spins
+    whose key the step changed are pushed again (stale entries are skipped when popped). A spin's
+    fill (missing edges among its neighbours) is recomputed only for the eliminated spin's
+    neighbours; any other spin loses one per new edge between two of its neighbours."""
     nbrs = [set(x) for x in nbrs]
 
-    def fill(x):                       # missing edges among the neighbours of x
+    def fill(x):
         ns = nbrs[x]
         d = len(ns)
         return d * (d - 1) // 2 - sum(len(nbrs[u] & ns) for u in ns) // 2
 
-    def key(x):
-        return (fill(x) if how == "min_fill" else 0, len(nbrs[x]), tie[x], x)
-
-    current = [key(x) for x in range(n)]
+    min_fill = how == "min_fill"
+    score = [fill(x) if min_fill else 0 for x in range(n)]
+    current = [(score[x], len(nbrs[x]), tie[x], x) for x in range(n)]
     heap = sorted(current)             # a sorted list is a heap
     done = [False] * n
     order, width = [], 0
@@ -116,25 +117,38 @@ def _greedy_order(n, nbrs, how, tie):
             continue
         ns = list(nbrs[v])
         width = max(width, len(ns))
+        if cap is not None and width > cap:
+            return order, width
+        added = []
         for i in range(len(ns)):
             nbrs[ns[i]].discard(v)
             for j in range(i + 1, len(ns)):
-                nbrs[ns[i]].add(ns[j])
-                nbrs[ns[j]].add(ns[i])
+                if ns[j] not in nbrs[ns[i]]:
+                    nbrs[ns[i]].add(ns[j])
+                    nbrs[ns[j]].add(ns[i])
+                    added.append((ns[i], ns[j]))
         done[v] = True
         order.append(v)
-        # degrees change on the neighbours only; fills also on their neighbours
-        changed = set(ns).union(*(nbrs[u] for u in ns)) if how == "min_fill" else ns
+        ns_set = set(ns)
+        changed = set(ns)
+        if min_fill:
+            for x in ns:
+                score[x] = fill(x)
+            for a, b in added:
+                for x in nbrs[a] & nbrs[b]:
+                    if x not in ns_set:
+                        score[x] -= 1
+                        changed.add(x)
         for x in changed:
-            if not done[x]:
-                current[x] = key(x)
-                _heap_push(heap, current[x])
+            current[x] = (score[x], len(nbrs[x]), tie[x], x)
+            _heap_push(heap, current[x])
     return order, width
 
 
-def _elimination_order(n, edges, how, restarts=4):
+def _elimination_order(n, edges, how, restarts=4, cap=None):
     """An elimination order of the spins: greedy min-fill / min-degree (the narrowest of a few
-    seeded tie-breaks), natural, or reverse Cuthill-McKee."""
+    seeded tie-breaks), natural, or reverse Cuthill-McKee. With ``cap``, a greedy order wider than
+    it may come back incomplete (shorter than n): the caller cannot use it anyway."""
     if how == "natural" or len(edges) == 0:
         return list(range(n))
     if how == "reverse_cuthill_mckee":
@@ -147,7 +161,7 @@ def _elimination_order(n, edges, how, restarts=4):
         nbrs[b].add(a)
     rng = np.random.default_rng(0)
     ties = [list(range(n))] + [rng.permutation(n).tolist() for _ in range(restarts - 1)]
-    return min((_greedy_order(n, nbrs, how, tie) for tie in ties), key=lambda ow: ow[1])[0]
+    return min((_greedy_order(n, nbrs, how, tie, cap) for tie in ties), key=lambda ow: ow[1])[0]
 
 
 def _sum_out(bucket, v, keep):
@@ -254,7 +268,9 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         contracted = _contract_network(factors)
         if contracted is not None:
             return log_scale + contracted[1] + float(np.log(contracted[0]))
-    order = _elimination_order(n, edges, options.get("order", "min_fill"))
+    order = _elimination_order(n, edges, options.get("order", "min_fill"), cap=MAX_FACTOR_SPINS)
+    if len(order) < n:
+        raise MemoryError(f"the greedy elimination order makes a factor over more than {MAX_FACTOR_SPINS} spins")
     widest = _widest_factor([set(vs) for vs, _ in factors], order)   # before any work
     if widest > MAX_FACTOR_SPINS:
         raise MemoryError(f"the elimination order makes a factor over {widest} spins (2^{widest} entries)")
@@ -354,9 +370,16 @@ def _fraction(sizes, widths) -> int:
 
 def elimination_widths(view, order: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(sizes, induced widths) of the elimination ``order`` on the family's models (``view.instances``):
-    the largest factor, in spins, that bucket elimination along it creates."""
-    return measured_widths(view, (NAME, order), lambda m: _widest_factor(
-        [set(e) for e in m.edges.tolist()], _elimination_order(m.n, m.edges, order)))
+    the largest factor, in spins, that bucket elimination along it creates; measured up to the first
+    size where it exceeds MAX_FACTOR_SPINS (there MAX_FACTOR_SPINS + 1, a lower bound: the program
+    refuses such sizes, and a greedy order's search would cost more than the claim is worth)."""
+    def width(m):
+        elim = _elimination_order(m.n, m.edges, order, cap=MAX_FACTOR_SPINS)
+        if len(elim) < m.n:
+            return MAX_FACTOR_SPINS + 1
+        return _widest_factor([set(e) for e in m.edges.tolist()], elim)
+
+    return measured_widths(view, (NAME, order), width, stop_above=MAX_FACTOR_SPINS)
 
 
 def claims(view, options: dict) -> Claims:
@@ -365,8 +388,10 @@ def claims(view, options: dict) -> Claims:
     order = options.get("order", "min_fill")
     if view.instances:
         sizes, widths = elimination_widths(view, order)
-        kind = width_growth(sizes, widths)[0]
-        kind = "linear" if kind == "unknown" else kind
+        capped = widths[-1] > MAX_FACTOR_SPINS            # a lower bound: the growth is read below it
+        kind = width_growth(sizes[:-1] if capped else sizes, widths[:-1] if capped else widths)[0]
+        if kind == "unknown" or (capped and kind == "bounded"):
+            kind = "sqrt" if view.family.treewidth_growth == "sqrt" else "linear"
     else:
         sizes, widths, kind = view.family.sizes, view.family.treewidth, view.family.treewidth_growth
     if view.rank_one:
