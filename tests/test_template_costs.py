@@ -209,3 +209,25 @@ def test_p01_every_order_claims_linear_and_p04_no_elimination_claims_linear():
         assert make_plan(p01, "tensor_contraction", {"order": how}).claims.complexity_O == "O(n)"
         # the greedy orders pass MAX_FACTOR_SPINS by n = 1024: a capped width is never read as bounded
         assert make_plan(p04, "tensor_contraction", {"order": how}).claims.complexity_O == "O(L^2 2^(L))", how
+
+
+def test_row_transfer_refuses_a_wide_frontier_before_any_work():
+    """A 32 x 32 grid's sweeps leave a frontier of 32 > MAX_FRONTIER spins: refused from the order's
+    frontier alone (the sweep used to fill 2^27 states, seconds of work, before refusing)."""
+    L = 32
+    idx = np.arange(L * L).reshape(L, L)
+    edges = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+                            np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
+    calls = []
+
+    def sweep(*args):
+        calls.append(args)
+        raise AssertionError("the sweep ran")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(row_transfer, "_sweep", sweep)
+        for how in RT_ORDERS:
+            with pytest.raises(MemoryError):
+                row_transfer._method_log_z(edges, np.ones(len(edges)), np.zeros(L * L), [], None, 1.0, L * L,
+                                           {"order": how})
+    assert calls == []

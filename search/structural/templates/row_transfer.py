@@ -109,6 +109,9 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     edges, J = _pair_couplings(edges, J, rank_one, n)
     h = np.asarray(h, dtype=np.float64).reshape(-1)
     order = _sweep_order(n, edges, options.get("order", "min_frontier"), positions)
+    width = _frontier_width(n, edges, order)            # the sweep's own refusal, before any work
+    if width >= MAX_FRONTIER:
+        raise MemoryError(f"a frontier of {width} spins needs 2^{width} states")
     value = _sweep(edges, J, h, order, beta, n, False)
     return _sweep(edges, J, h, order, beta, n, True) if value is None else value
 
