@@ -27,6 +27,8 @@ from tasks.base import Task
 from tasks.family import FamilyStructure, family_structure
 
 PROPOSER = "structural"
+#: family sizes up to this are read for the templates' claims, which measure their own orders' widths
+CLAIM_MAX_N = 10_000
 #: probability that a mutation changes an option of the parent's template rather than the template
 OPTION_MUTATION_P = 0.7
 
@@ -52,6 +54,15 @@ def Z_efficient(params, n):
 
 
 @dataclass(frozen=True)
+class Instance:
+    """One model of the family as the templates see it: merged pair couplings (i < j) and the drawing."""
+
+    n: int
+    edges: np.ndarray          # (m, 2) int64, zero couplings dropped
+    positions: np.ndarray | None
+
+
+@dataclass(frozen=True)
 class TaskView:
     """What the templates need to know about a task's family of models."""
 
@@ -67,6 +78,10 @@ class TaskView:
     has_positions: bool        # the reader gives a straight-line embedding at every probe size
     lattice_side: bool         # every instance is an L x L lattice (n = L^2)
     torus: bool
+    #: the family's models up to CLAIM_MAX_N spins (empty: the templates claim from the family's widths)
+    instances: tuple[Instance, ...] = field(default=(), compare=False, repr=False)
+    #: the templates' measured widths per (template, option), filled on first use
+    widths: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def build_view(task: Task, seed: int = 0) -> TaskView:
@@ -84,7 +99,15 @@ def build_view(task: Task, seed: int = 0) -> TaskView:
         planar=fam.planar, chain=fam.chain, rank_one=rank_one, rank_one_uniform=rank_one and uniform,
         has_pairs=bool(has_pairs), has_positions=all(o[4] is not None for o in outs),
         lattice_side=square, torus=fam.toroidal,
+        instances=() if rank_one else tuple(_instance(task, n, seed) for n in fam.sizes if n <= CLAIM_MAX_N),
     )
+
+
+def _instance(task: Task, n: int, seed: int) -> Instance:
+    """The reader's model at size n on the parameters the family analysis used."""
+    out = readers.read(task, task.probe_params(n, seed, 0), n)
+    edges = readers.normal_form(n, out[0], out[1], out[2], [])[0]
+    return Instance(n, edges, None if out[4] is None else np.asarray(out[4], dtype=np.float64).reshape(n, 2))
 
 
 def _constant_magnitude(u) -> bool:

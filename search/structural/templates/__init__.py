@@ -44,6 +44,29 @@ def render(imports: str, functions) -> str:
     return "\n\n\n".join(parts) + "\n"
 
 
+def measured_widths(view, key, width_of, stop_above=None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sizes, widths): ``width_of(instance)`` for each model in ``view.instances`` (the family's
+    models as the templates read them, smallest first), computed once per view and ``key``; sizes
+    past the first width over ``stop_above`` are left out (the program cannot run there). A template
+    claims from the width of the order it actually uses, not from the best width any order reaches."""
+    if key not in view.widths:
+        sizes, widths = [], []
+        for m in sorted(view.instances, key=lambda m: m.n):
+            sizes.append(m.n)
+            widths.append(int(width_of(m)))
+            if stop_above is not None and widths[-1] > stop_above:
+                break
+        view.widths[key] = (tuple(sizes), tuple(widths))
+    return view.widths[key]
+
+
+def lattice_exponent(sizes, widths) -> int:
+    """k such that the widths are about k L (L = sqrt(n)) at the largest size: 2^(kL) states."""
+    n, w = max(zip(sizes, widths))
+    side = max(1, int(round(n ** 0.5)))
+    return max(1, -(-(w - 2) // side))
+
+
 def default_options(space: dict) -> dict:
     return {k: v[0] for k, v in space.items()}
 

@@ -24,7 +24,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from search.structural.templates import Claims, render
+from search.structural.templates import Claims, lattice_exponent, measured_widths, render
+from tasks.family import width_growth
 
 NAME = "tensor_contraction"
 OPTION_SPACE = {
@@ -58,38 +59,96 @@ def _merged_couplings(edges, J, rank_one, n):
     return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
 
 
-def _greedy_order(n, nbrs, how, tie):
-    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``) and its width."""
+def _heap_push(heap, item):
+    """heapq.heappush (heapq is not on the sandbox's import allowlist)."""
+    heap.append(item)
+    i = len(heap) - 1
+    while i:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+def _heap_pop(heap):
+    """heapq.heappop: the smallest item of a non-empty heap."""
+    last = heap.pop()
+    if not heap:
+        return last
+    top, i, size = heap[0], 0, len(heap)
+    while 2 * i + 1 < size:
+        c = 2 * i + 1
+        if c + 1 < size and heap[c + 1] < heap[c]:
+            c += 1
+        if last <= heap[c]:
+            break
+        heap[i] = heap[c]
+        i = c
+    heap[i] = last
+    return top
+
+
+def _greedy_order(n, nbrs, how, tie, cap=None):
+    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``) and its width;
+    with ``cap``, stops (order incomplete) as soon as the width exceeds it.
+    Each step takes the spin of least (fill, degree, tie) from a heap with lazy updates: only spins
+    whose key the step changed are pushed again (stale entries are skipped when popped). A spin's
+    fill (missing edges among its neighbours) is recomputed only for the eliminated spin's
+    neighbours; any other spin loses one per new edge between two of its neighbours."""
     nbrs = [set(x) for x in nbrs]
 
-    def fill(x):                       # missing edges among the neighbours of x
+    def fill(x):
         ns = nbrs[x]
         d = len(ns)
         return d * (d - 1) // 2 - sum(len(nbrs[u] & ns) for u in ns) // 2
 
-    score = {x: (fill(x) if how == "min_fill" else 0) for x in range(n)}
-    left = set(range(n))
+    min_fill = how == "min_fill"
+    score = [fill(x) if min_fill else 0 for x in range(n)]
+    current = [(score[x], len(nbrs[x]), tie[x], x) for x in range(n)]
+    heap = sorted(current)             # a sorted list is a heap
+    done = [False] * n
     order, width = [], 0
-    while left:
-        v = min(left, key=lambda x: (score[x], len(nbrs[x]), tie[x]))
+    while len(order) < n:
+        item = _heap_pop(heap)
+        v = item[3]
+        if done[v] or item != current[v]:
+            continue
         ns = list(nbrs[v])
         width = max(width, len(ns))
+        if cap is not None and width > cap:
+            return order, width
+        added = []
         for i in range(len(ns)):
             nbrs[ns[i]].discard(v)
             for j in range(i + 1, len(ns)):
-                nbrs[ns[i]].add(ns[j])
-                nbrs[ns[j]].add(ns[i])
-        left.discard(v)
+                if ns[j] not in nbrs[ns[i]]:
+                    nbrs[ns[i]].add(ns[j])
+                    nbrs[ns[j]].add(ns[i])
+                    added.append((ns[i], ns[j]))
+        done[v] = True
         order.append(v)
-        if how == "min_fill":
-            for x in set(ns).union(*(nbrs[u] for u in ns)) & left:
+        ns_set = set(ns)
+        changed = set(ns)
+        if min_fill:
+            for x in ns:
                 score[x] = fill(x)
+            for a, b in added:
+                for x in nbrs[a] & nbrs[b]:
+                    if x not in ns_set:
+                        score[x] -= 1
+                        changed.add(x)
+        for x in changed:
+            current[x] = (score[x], len(nbrs[x]), tie[x], x)
+            _heap_push(heap, current[x])
     return order, width
 
 
-def _elimination_order(n, edges, how, restarts=4):
+def _elimination_order(n, edges, how, restarts=4, cap=None):
     """An elimination order of the spins: greedy min-fill / min-degree (the narrowest of a few
-    seeded tie-breaks), natural, or reverse Cuthill-McKee."""
+    seeded tie-breaks), natural, or reverse Cuthill-McKee. With ``cap``, a greedy order wider than
+    it may come back incomplete (shorter than n): the caller cannot use it anyway."""
     if how == "natural" or len(edges) == 0:
         return list(range(n))
     if how == "reverse_cuthill_mckee":
@@ -102,7 +161,7 @@ def _elimination_order(n, edges, how, restarts=4):
         nbrs[b].add(a)
     rng = np.random.default_rng(0)
     ties = [list(range(n))] + [rng.permutation(n).tolist() for _ in range(restarts - 1)]
-    return min((_greedy_order(n, nbrs, how, tie) for tie in ties), key=lambda ow: ow[1])[0]
+    return min((_greedy_order(n, nbrs, how, tie, cap) for tie in ties), key=lambda ow: ow[1])[0]
 
 
 def _sum_out(bucket, v, keep):
@@ -209,12 +268,10 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         contracted = _contract_network(factors)
         if contracted is not None:
             return log_scale + contracted[1] + float(np.log(contracted[0]))
-    order = _elimination_order(n, edges, options.get("order", "min_fill"))
-    scopes, widest = [set(vs) for vs, _ in factors], 0      # dry run: the largest factor, before any work
-    for v in order:
-        joined = set().union(*(sc for sc in scopes if v in sc)) - {v}
-        scopes = [sc for sc in scopes if v not in sc] + [joined]
-        widest = max(widest, len(joined))
+    order = _elimination_order(n, edges, options.get("order", "min_fill"), cap=MAX_FACTOR_SPINS)
+    if len(order) < n:
+        raise MemoryError(f"the greedy elimination order makes a factor over more than {MAX_FACTOR_SPINS} spins")
+    widest = _widest_factor([set(vs) for vs, _ in factors], order)   # before any work
     if widest > MAX_FACTOR_SPINS:
         raise MemoryError(f"the elimination order makes a factor over {widest} spins (2^{widest} entries)")
     base = log_scale
@@ -227,36 +284,68 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     raise ArithmeticError("unreachable: the log-weight contraction cannot underflow")
 
 
+def _first_eliminated(spins, pos):
+    """The bucket a factor over ``spins`` belongs to: its spin eliminated first (-1 for a scalar)."""
+    return min((pos[u] for u in spins), default=-1)
+
+
+def _widest_factor(scopes, order):
+    """The largest factor (in spins) that bucket elimination along ``order`` creates: a dry run on
+    the factors' spin sets alone. Each factor sits in the bucket of its first-eliminated spin, which
+    holds exactly the factors that contain that spin when it is summed out."""
+    pos = {v: k for k, v in enumerate(order)}
+    buckets = [[] for _ in order]
+    for sc in scopes:
+        buckets[_first_eliminated(sc, pos)].append(sc)
+    widest = 0
+    for k, v in enumerate(order):
+        if buckets[k]:
+            joined = set().union(*buckets[k]) - {v}
+            widest = max(widest, len(joined))
+            if joined:
+                buckets[_first_eliminated(joined, pos)].append(joined)
+        buckets[k] = None
+    return widest
+
+
 def _buckets(factors, order, touched, log_scale, log_domain):
-    """Bucket elimination along ``order``; None from the linear pass when a product could underflow."""
-    for v in order:
-        if v not in touched:
+    """Bucket elimination along ``order``; None from the linear pass when a product could underflow.
+    A factor waits in the bucket of its first-eliminated spin (so each factor is handled once, not
+    rescanned at every spin); within a bucket the factors keep their creation order, the given
+    factors first."""
+    pos = {v: k for k, v in enumerate(order)}
+    buckets = [[] for _ in order]
+    scalars = []
+    for f in factors:
+        buckets[_first_eliminated(f[0], pos)].append(f)
+    for k, v in enumerate(order):
+        bucket, buckets[k] = buckets[k], None
+        if v not in touched or not bucket:
             continue
-        bucket = [f for f in factors if v in f[0]]
-        factors = [f for f in factors if v not in f[0]]
         keep = sorted({u for vs, _ in bucket for u in vs} - {v})
         if log_domain:
             t = _sum_out_log(bucket, v, keep)
             top = float(np.max(t))
             log_scale += top
-            factors.append((tuple(keep), t - top))
-            continue
-        if _tiny(bucket):
-            return None
-        t = _sum_out(bucket, v, keep)
-        top = float(np.max(t))
-        log_scale += np.log(top)
-        factors.append((tuple(keep), t / top))
+            made = (tuple(keep), t - top)
+        else:
+            if _tiny(bucket):
+                return None
+            t = _sum_out(bucket, v, keep)
+            top = float(np.max(t))
+            log_scale += np.log(top)
+            made = (tuple(keep), t / top)
+        (buckets[_first_eliminated(keep, pos)] if keep else scalars).append(made)
     if log_domain:                                          # scalars left over
-        return log_scale + float(sum(float(t) for _, t in factors))
+        return log_scale + float(sum(float(t) for _, t in scalars))
     rest = 1.0
-    for _, t in factors:
+    for _, t in scalars:
         rest *= float(t)
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, _greedy_order, _elimination_order, _sum_out, _factors, _sum_out_log, _tiny,
-             _contract_network, _method_log_z, _buckets)
+FUNCTIONS = (_merged_couplings, _heap_push, _heap_pop, _greedy_order, _elimination_order, _sum_out, _factors, _sum_out_log, _tiny,
+             _contract_network, _method_log_z, _first_eliminated, _widest_factor, _buckets)
 
 
 def source(options: dict) -> str:
@@ -269,10 +358,9 @@ def applies(view) -> str | None:
     return None
 
 
-def _fraction(view) -> int:
-    """k with treewidth <= n / k at the family's larger sizes (a simple fraction for the claim)."""
-    fam = view.family
-    big = [(n, w) for n, w in zip(fam.sizes, fam.treewidth) if n >= max(fam.sizes) ** 0.5]
+def _fraction(sizes, widths) -> int:
+    """k with width <= n / k at the family's larger sizes (a simple fraction for the claim)."""
+    big = [(n, w) for n, w in zip(sizes, widths) if n >= max(sizes) ** 0.5]
     slope = max(w / n for n, w in big) if big else 1.0
     for k in (8, 7, 6, 5, 4, 3, 2):
         if slope <= 1.0 / k:
@@ -280,29 +368,57 @@ def _fraction(view) -> int:
     return 1
 
 
+def elimination_widths(view, order: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(sizes, induced widths) of the elimination ``order`` on the family's models (``view.instances``):
+    the largest factor, in spins, that bucket elimination along it creates; measured up to the first
+    size where it exceeds MAX_FACTOR_SPINS (there MAX_FACTOR_SPINS + 1, a lower bound: the program
+    refuses such sizes, and a greedy order's search would cost more than the claim is worth)."""
+    def width(m):
+        elim = _elimination_order(m.n, m.edges, order, cap=MAX_FACTOR_SPINS)
+        if len(elim) < m.n:
+            return MAX_FACTOR_SPINS + 1
+        return _widest_factor([set(e) for e in m.edges.tolist()], elim)
+
+    return measured_widths(view, (NAME, order), width, stop_above=MAX_FACTOR_SPINS)
+
+
 def claims(view, options: dict) -> Claims:
-    kind = view.family.treewidth_growth
+    """Claims from the induced width of the order the plan eliminates along, measured on the family's
+    models (the family's treewidth bound when the view carries no models)."""
+    order = options.get("order", "min_fill")
+    if view.instances:
+        sizes, widths = elimination_widths(view, order)
+        capped = widths[-1] > MAX_FACTOR_SPINS            # a lower bound: the growth is read below it
+        kind = width_growth(sizes[:-1] if capped else sizes, widths[:-1] if capped else widths)[0]
+        if kind == "unknown" or (capped and kind == "bounded"):
+            kind = "sqrt" if view.family.treewidth_growth == "sqrt" else "linear"
+    else:
+        sizes, widths, kind = view.family.sizes, view.family.treewidth, view.family.treewidth_growth
     if view.rank_one:
         kind = "linear"
-    how = ("numpy.einsum with a greedy contraction path" if options.get("engine") == "einsum" else
-           f"bucket elimination along a greedy {options.get('order', 'min_fill').replace('_', '-')} order")
+    how = ("numpy.einsum with a greedy contraction path (buckets beyond 52 spins)" if options.get("engine") == "einsum"
+           else f"bucket elimination along the {order.replace('_', ' ')} order")
     if kind == "bounded":
-        w = max(view.family.treewidth)
+        w = max(widths)
         return Claims("treewidth_bounded", "O(n)", 0.85,
-                      f"The interaction graph has treewidth at most {w} at every size. Contracting its tensor network "
-                      f"(a 2 x 2 Boltzmann factor per coupling, a vector per field) by {how} keeps every intermediate "
-                      f"factor over at most {w + 1} spins, so the cost is O(2^{w} n) = O(n).", cost_rank=0)
+                      f"The interaction graph has bounded treewidth: contracting its tensor network (a 2 x 2 "
+                      f"Boltzmann factor per coupling, a vector per field) by {how} keeps every intermediate factor "
+                      f"over at most {w + 1} spins (measured at n = {max(sizes)} and below), so the cost is "
+                      f"O(2^{w} n) = O(n).", cost_rank=0)
     if kind == "sqrt" and view.lattice_side:
-        width = "2L" if view.torus else "L"
+        k = lattice_exponent(sizes, widths) if view.instances else 2 if view.torus else 1
+        width = "L" if k == 1 else f"{k}L"
         return Claims("transfer_matrix", f"O(L^2 2^({width}))", 0.5,
                       f"The spins form an L x L lattice whose separators have about {width} spins. Contracting the "
                       f"tensor network by {how} sweeps across the lattice like a row transfer matrix, with "
-                      f"intermediate factors over about {width} spins: exponential in L = sqrt(n), not in n.",
-                      cost_rank=1)
-    k = _fraction(view)
+                      f"intermediate factors over about {width} spins ({max(widths)} at n = {max(sizes)}): "
+                      f"exponential in L = sqrt(n), not in n.", cost_rank=1)
+    k = _fraction(sizes, widths)
     claim = "O(n 2^n)" if k == 1 else f"O(n 2^(n/{k}))"
+    grows = "like sqrt(n) on a graph that is not a lattice" if kind == "sqrt" else "linearly with n"
+    why = (" No polynomial class of the library applies: the treewidth itself grows linearly, as for random "
+           "regular graphs." if view.family.treewidth_growth == "linear" else "")
     return Claims("no_efficient_known", claim, 0.7,
-                  f"The treewidth grows linearly with n (about n/{k} at the sizes analysed), as for random regular "
-                  f"graphs, and the graph is neither planar nor a chain, has no gauge that removes the frustration and "
-                  f"no low-rank structure: no polynomial class of the library applies. The honest exact method is a "
-                  f"tensor-network contraction by {how}, exponential in the treewidth, so {claim}.", cost_rank=2)
+                  f"Contracting the tensor network by {how} makes factors whose width grows {grows} "
+                  f"({max(widths)} spins at n = {max(sizes)}, about n/{k}): exact, but exponential in that width, "
+                  f"so {claim}.{why}", cost_rank=2)
