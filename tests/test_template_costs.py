@@ -9,6 +9,7 @@ plan's claim is checked against the width of the order it actually uses.
 
 import numpy as np
 import pytest
+from numpy._core import einsumfunc
 
 from evaluators.oracles.naive import naive_log_z
 from search.structural import StructuralProposer
@@ -88,6 +89,31 @@ def test_bucket_pass_touches_each_factor_a_bounded_number_of_times():
     assert CountingSpins.touches <= 8 * len(factors), CountingSpins.touches
     ref = tensor_contraction._method_log_z(edges, J, h, [], None, 0.7, n, {"order": "natural"})
     assert got == pytest.approx(ref, rel=1e-12)
+
+
+def test_greedy_restarts_stop_at_width_one_and_small_buckets_search_no_path(monkeypatch):
+    """A width-1 order cannot be beaten, so a chain's order is searched once (a grid's four
+    times); buckets over few spins are summed by one direct einsum, no path search (einsum_path
+    was two thirds of a chain's bucket pass)."""
+    runs = []
+    real = tensor_contraction._greedy_order
+    monkeypatch.setattr(tensor_contraction, "_greedy_order", lambda *a: runs.append(1) or real(*a))
+    tensor_contraction._elimination_order(3000, _chain(3000), "min_degree")
+    assert len(runs) == 1
+    idx = np.arange(36).reshape(6, 6)
+    grid = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+                           np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
+    runs.clear()
+    tensor_contraction._elimination_order(36, grid, "min_fill")
+    assert len(runs) == 4
+    paths = []
+    real_path = einsumfunc.einsum_path          # what numpy.einsum(..., optimize=...) calls
+    monkeypatch.setattr(einsumfunc, "einsum_path", lambda *a, **k: paths.append(1) or real_path(*a, **k))
+    n = 400
+    J = np.random.default_rng(1).normal(size=n - 1)
+    got = tensor_contraction._method_log_z(_chain(n), J, np.zeros(n), [], None, 0.9, n, {"order": "natural"})
+    assert not paths
+    assert got == pytest.approx(_open_chain_log_z(0.9, J), rel=1e-12)
 
 
 def test_dry_run_width_equals_the_greedy_width():

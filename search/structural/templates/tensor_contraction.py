@@ -39,6 +39,8 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 """
 #: a factor over more spins than this does not fit in memory
 MAX_FACTOR_SPINS = 26
+#: buckets over at most this many spins are summed by one direct einsum loop (no path search)
+SMALL_BUCKET_SPINS = 12
 #: numpy.einsum's index alphabet
 EINSUM_LABELS = 52
 
@@ -161,7 +163,14 @@ def _elimination_order(n, edges, how, restarts=4, cap=None):
         nbrs[b].add(a)
     rng = np.random.default_rng(0)
     ties = [list(range(n))] + [rng.permutation(n).tolist() for _ in range(restarts - 1)]
-    return min((_greedy_order(n, nbrs, how, tie, cap) for tie in ties), key=lambda ow: ow[1])[0]
+    best = None
+    for tie in ties:
+        order, width = _greedy_order(n, nbrs, how, tie, cap)
+        if best is None or width < best[1]:
+            best = (order, width)
+        if best[1] <= 1:   # no order of a graph with an edge is narrower: the restarts cannot win
+            break
+    return best[0]
 
 
 def _sum_out(bucket, v, keep):
@@ -175,7 +184,9 @@ def _sum_out(bucket, v, keep):
         for vs, t in bucket:
             args += [t[tuple(value if u == v else slice(None) for u in vs)], [label[u] for u in vs if u != v]]
         args.append(list(range(len(keep))))
-        part = np.einsum(*args, optimize="greedy")
+        # every operand's spins are among ``keep``: one direct loop over them costs 2^len(keep) per
+        # operand with no intermediate, so a contraction path only pays for itself on wide buckets
+        part = np.einsum(*args, optimize="greedy" if len(keep) > SMALL_BUCKET_SPINS else False)
         if total is None:
             total = part
         else:
@@ -349,7 +360,8 @@ FUNCTIONS = (_merged_couplings, _heap_push, _heap_pop, _greedy_order, _eliminati
 
 
 def source(options: dict) -> str:
-    return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nEINSUM_LABELS = {EINSUM_LABELS}\n", FUNCTIONS)
+    return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\n", FUNCTIONS)
 
 
 def applies(view) -> str | None:
