@@ -15,7 +15,7 @@ from evaluators.oracles.naive import naive_log_z
 from search.structural import StructuralProposer
 from search.structural.proposer import make_plan
 from search.structural.readers import normal_form, read
-from search.structural.templates import row_transfer, tensor_contraction
+from search.structural.templates import elimination_order, row_transfer, tensor_contraction
 from tasks.model import IsingModel
 from tasks.registry import get_task
 
@@ -67,7 +67,7 @@ def test_greedy_order_on_a_chain_of_20000_spins_is_width_one_in_linear_work(how)
         nbrs[b].add(a)
     tie = CountingList(range(n))
     CountingList.reads = 0
-    order, width = tensor_contraction._greedy_order(n, nbrs, how, tie)
+    order, width = elimination_order._greedy_order(n, nbrs, how, tie)
     assert width == 1 and sorted(order) == list(range(n))
     # one key per spin plus one per neighbour of each eliminated spin; a scan of every remaining
     # spin per step (the old min over them) would read the tie-break n^2 / 2 = 2e8 times
@@ -96,15 +96,15 @@ def test_greedy_restarts_stop_at_width_one_and_small_buckets_search_no_path(monk
     times); buckets over few spins are summed by one direct einsum, no path search (einsum_path
     was two thirds of a chain's bucket pass)."""
     runs = []
-    real = tensor_contraction._greedy_order
-    monkeypatch.setattr(tensor_contraction, "_greedy_order", lambda *a: runs.append(1) or real(*a))
-    tensor_contraction._elimination_order(3000, _chain(3000), "min_degree")
+    real = elimination_order._greedy_order
+    monkeypatch.setattr(elimination_order, "_greedy_order", lambda *a: runs.append(1) or real(*a))
+    elimination_order._elimination_order(3000, _chain(3000), "min_degree")
     assert len(runs) == 1
     idx = np.arange(36).reshape(6, 6)
     grid = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
                            np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
     runs.clear()
-    tensor_contraction._elimination_order(36, grid, "min_fill")
+    elimination_order._elimination_order(36, grid, "min_fill")
     assert len(runs) == 4
     paths = []
     real_path = einsumfunc.einsum_path          # what numpy.einsum(..., optimize=...) calls
@@ -127,8 +127,8 @@ def test_dry_run_width_equals_the_greedy_width():
         for a, b in edges.tolist():
             nbrs[a].add(b)
             nbrs[b].add(a)
-        order, width = tensor_contraction._greedy_order(n, nbrs, "min_fill", list(range(n)))
-        assert tensor_contraction._widest_factor([set(x) for x in edges.tolist()], order) == width
+        order, width = elimination_order._greedy_order(n, nbrs, "min_fill", list(range(n)))
+        assert elimination_order._widest_factor([set(x) for x in edges.tolist()], order) == width
 
 
 def test_capped_greedy_order_refuses_a_wide_grid_early():
@@ -136,7 +136,7 @@ def test_capped_greedy_order_refuses_a_wide_grid_early():
     idx = np.arange(L * L).reshape(L, L)
     edges = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
                             np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
-    order = tensor_contraction._elimination_order(L * L, edges, "min_fill", cap=tensor_contraction.MAX_FACTOR_SPINS)
+    order = elimination_order._elimination_order(L * L, edges, "min_fill", cap=tensor_contraction.MAX_FACTOR_SPINS)
     assert len(order) < L * L
     with pytest.raises(MemoryError):
         tensor_contraction._method_log_z(edges, np.ones(len(edges)), np.zeros(L * L), [], None, 1.0, L * L, {})
@@ -218,8 +218,8 @@ def test_bounded_claims_hold_on_the_ladder(task_id, n):
         if n > 20000 and how in ("min_fill", "min_degree"):
             continue                                        # seconds of greedy search at n = 10^5
         claims = make_plan(view, "tensor_contraction", {"order": how}).claims
-        order = tensor_contraction._elimination_order(n, edges, how, cap=tensor_contraction.MAX_FACTOR_SPINS)
-        width = (tensor_contraction._widest_factor([set(x) for x in edges.tolist()], order) if len(order) == n
+        order = elimination_order._elimination_order(n, edges, how, cap=tensor_contraction.MAX_FACTOR_SPINS)
+        width = (elimination_order._widest_factor([set(x) for x in edges.tolist()], order) if len(order) == n
                  else tensor_contraction.MAX_FACTOR_SPINS + 1)
         if claims.complexity_O == "O(n)":
             assert width <= _claimed_width(claims, factor_spins=True), (how, width, claims.justification)
