@@ -65,6 +65,20 @@ def _dd_rank2_update(H, L, uh, ul, wh, wl):
         _dd_skew_update(H, L, uh, ul, wh, wl)
 
 
+def _dd_outer(ah, a1, a2, al, bh, b1, b2, bl, T):
+    """The outer product of double-doubles a = ah + al and b = bh + bl as P + E, exact up to
+    2^-106 (ah = a1 + a2 and bh = b1 + b2 split by Dekker; terms al bl of order 2^-106 dropped);
+    T is scratch of the result's shape."""
+    outer = np.multiply.outer
+    P = outer(ah, bh)
+    E = outer(a1, b1)
+    E -= P
+    for x, y in ((a1, b2), (a2, b1), (a2, b2), (ah, bl), (al, bh)):
+        outer(x, y, out=T)
+        E += T
+    return P, E
+
+
 def _dd_skew_update(H, L, uh, ul, wh, wl):
     """(H + L) -= D, D = u w^T - w u^T, on blocks of ``ROWS`` rows from the diagonal on (the rest is
     mirrored: H stays skew, and the temporaries stay in cache). Each product is exact up to 2^-106
@@ -76,35 +90,11 @@ def _dd_skew_update(H, L, uh, ul, wh, wl):
     t = _SPLIT * wh
     w1 = t - (t - wh)
     u2, w2 = uh - u1, wh - w1
-    outer = np.multiply.outer
     for a in range(0, m, ROWS):
         R, C = slice(a, min(a + ROWS, m)), slice(a, m)
-        P = outer(uh[R], wh[C])                                   # u_i w_j = P + E
-        E = outer(u1[R], w1[C])
-        E -= P
-        T = outer(u1[R], w2[C])
-        E += T
-        outer(u2[R], w1[C], out=T)
-        E += T
-        outer(u2[R], w2[C], out=T)
-        E += T
-        outer(uh[R], wl[C], out=T)
-        E += T
-        outer(ul[R], wh[C], out=T)
-        E += T
-        Q = outer(wh[R], uh[C])                                   # w_i u_j = Q + G
-        G = outer(w1[R], u1[C])
-        G -= Q
-        outer(w1[R], u2[C], out=T)
-        G += T
-        outer(w2[R], u1[C], out=T)
-        G += T
-        outer(w2[R], u2[C], out=T)
-        G += T
-        outer(wh[R], ul[C], out=T)
-        G += T
-        outer(wl[R], uh[C], out=T)
-        G += T
+        T = np.empty((R.stop - R.start, m - a))
+        P, E = _dd_outer(uh[R], u1[R], u2[R], ul[R], wh[C], w1[C], w2[C], wl[C], T)   # u_i w_j = P + E
+        Q, G = _dd_outer(wh[R], w1[R], w2[R], wl[R], uh[C], u1[C], u2[C], ul[C], T)   # w_i u_j = Q + G
         E -= G
         S = np.subtract(P, Q, out=G)                              # D = S + E: two-sum of P - Q
         np.subtract(S, P, out=T)                                  # bb
@@ -198,7 +188,7 @@ def _dd_stack_rank2_update(H, L, uh, ul, wh, wl):
 
 
 #: rendered into a program that uses them (after ``import numpy as np``)
-FUNCTIONS = (_two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_skew_update, _dd_skew_update_stack,
+FUNCTIONS = (_two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_outer, _dd_skew_update, _dd_skew_update_stack,
              _dd_stack_rank2_update)
 
 
