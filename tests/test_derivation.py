@@ -9,17 +9,16 @@ task, on three generated paraphrases of each, and on the user files.
 
 import copy
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from doubles.bad_gauge import install_bad_gauge
 from evaluators.checks.classes import admissible
 from evaluators.verify import VerifyOptions, verify
 from evolve.cli import main
 from search.candidate import Candidate
 from search.derivation import derive
-from search.derivation.actions import ACTIONS
 from search.derivation.engine import derive_plan
 from search.derivation.llm_format import ChainFormatError, parse_chain, prompt_text, propose_from_text
 from search.derivation.proposer import DerivationProposer, to_candidate
@@ -127,16 +126,7 @@ def test_generated_paraphrases_are_derived_too(task_id, seed, sandbox):
 def test_a_step_that_fails_its_check_is_recorded_not_dropped(sandbox, monkeypatch):
     """A gauge whose runtime flips one coupling's sign changes Z: its check fails, the record keeps it, and
     the chain chosen does not use it."""
-    real = ACTIONS["gauge"]
-
-    def _act_bad_gauge(model, options):
-        out = real.ENTRY(model, options)
-        idx, w = out["terms"][0]
-        return {**out, "terms": [(idx, np.r_[-w[:1], w[1:]])] + out["terms"][1:]}
-
-    fake = SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
-    fake.ENTRY, fake.FUNCTIONS = _act_bad_gauge, real.FUNCTIONS + (_act_bad_gauge,)
-    monkeypatch.setitem(ACTIONS, "gauge", fake)
+    install_bad_gauge(monkeypatch)
     d = derive(get_task("T12"), sandbox=sandbox)
     failed = [s for s in d.failed if s.action == "gauge"]
     assert failed and failed[0].check.passed is False and "differ" in failed[0].check.detail

@@ -9,9 +9,9 @@ import copy
 import re
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
+from doubles.bad_gauge import install_bad_gauge
 from doubles.local_run import local_run
 from doubles.scripted_server import Reply, Rule, ScriptedServer
 from evolve.analysis.rejudge import rejudge_run
@@ -179,16 +179,7 @@ def test_a_later_step_that_does_not_apply_is_named_by_its_number(ask):
 
 def test_a_step_that_fails_its_check_is_refused_with_the_check(ask, monkeypatch):
     """A gauge whose runtime flips one coupling changes Z: the engine's check catches it before any solver."""
-    real = ACTIONS["gauge"]
-
-    def _act_bad_gauge(model, options):
-        out = real.ENTRY(model, options)
-        idx, w = out["terms"][0]
-        return {**out, "terms": [(idx, np.r_[-w[:1], w[1:]])] + out["terms"][1:]}
-
-    fake = SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
-    fake.ENTRY, fake.FUNCTIONS = _act_bad_gauge, real.FUNCTIONS + (_act_bad_gauge,)
-    monkeypatch.setitem(ACTIONS, "gauge", fake)
+    install_bad_gauge(monkeypatch)
     with ScriptedServer([Rule("Here is the problem", [T12_CHAIN])]) as srv:
         cand = ask(get_task("T12"), srv).propose(request())
     assert not cand.ok
