@@ -87,6 +87,7 @@ class RayConfig:
 class RunConfig:
     root: str = "runs"                   # where run directories are created
     checkpoint_interval: int = 1         # generations between snapshots
+    overlap_generations: bool = True     # launch generation g+1 while g's evaluations finish (islands, tree)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import search.proposers
 import search.strategies
 from evaluators.verdict import Numerical, Rung, Verdict
 from evolve.config import config_from_dict
-from evolve.engine.engine import Engine
+from evolve.engine.engine import STATE_SCHEMA, Engine
 from evolve.engine.plan import plan_generation
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
@@ -163,7 +163,7 @@ def test_a_new_strategy_is_one_file_and_its_config_section(plugin_dir, tmp_path,
     later = [e for e in proposals if e.generation > 0]
     assert later and all(e.extra == {"anchor": first} for e in later), "the strategy's journal fields are kept"
     assert all(e.candidate.parent_ids[:1] == [first] for e in later), "the structural proposer mutated that parent"
-    assert state["strategy"]["first"]["candidate"]["id"] == first and state["schema"] == 2
+    assert state["strategy"]["first"]["candidate"]["id"] == first and state["schema"] == STATE_SCHEMA
     assert state["best"]["id"] == engine.best[1]
 
 

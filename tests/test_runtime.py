@@ -13,6 +13,7 @@ import yaml
 
 from evolve.config import config_from_dict
 from evolve.store.journal import read_journal
+from evolve.engine.engine import STATE_SCHEMA
 from evolve.engine.plan import Replay
 from evolve.engine.progress import Progress
 from evolve.store.run_store import RunStore
@@ -164,7 +165,7 @@ def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, st
     assert len(records(run_dir, "proposal")) == 12  # 8 before, 4 more: nothing repeated
     with RunStore.open(run_dir) as store:
         state, _ = store.latest_snapshot()
-    assert state["schema"] == 2 and state["counters"]["proposals"] == 12
+    assert state["schema"] == STATE_SCHEMA and state["counters"]["proposals"] == 12
     from search.database import normalised_hash
 
     codes = {r["candidate"]["id"]: r["candidate"]["code"] for r in records(run_dir, "proposal")}

@@ -79,8 +79,12 @@ def test_tree_run_completes_and_children_hang_under_judged_nodes(clean_run):
     state, _ = store.latest_snapshot()
     tree = state["strategy"]["tree"]
     assert {n["id"] for n in tree["nodes"]} == judged
-    assert tree["total_visits"] == 4  # one visit per expansion of generation 1
-    assert tree["drafts"] == parents[4:].count(None)  # fresh drafts are the root's visits
+    # one visit per expansion chosen: generation 1 (launched), and generations 2 and 3, selected ahead
+    # (generations overlap) but not launched, the budget being spent: the snapshot holds them open
+    assert tree["total_visits"] == 12
+    assert [(g["number"], g["launched"]) for g in state["open"]] == [(2, False), (3, False)]
+    chosen = parents[4:] + [sel["journal"]["tree_parent"] for g in state["open"] for sel in g["selections"]]
+    assert tree["drafts"] == chosen.count(None)  # fresh drafts are the root's visits
     assert (store.path / "best" / "program.py").exists()
 
 

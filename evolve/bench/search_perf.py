@@ -22,6 +22,7 @@ import io
 import multiprocessing
 import os
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ class SearchPlan:
     workers: int = 2
     seed: int = 0
     wall_time_s: float = 600.0
+    overlap: bool = True       # run.overlap_generations (False: the lockstep baseline)
 
 
 def measure_search(plan: SearchPlan = SearchPlan()) -> dict:
@@ -65,7 +67,8 @@ def measure_search(plan: SearchPlan = SearchPlan()) -> dict:
     stages = stage_summary(evaluations)
     staged = sum(s["seconds"] for s in stages.values())
     return {"plan": {"tasks": list(plan.tasks), "evaluations_per_task": plan.evaluations, "proposals_per_task":
-                     plan.proposals, "batch_size": plan.batch_size, "workers": plan.workers, "seed": plan.seed},
+                     plan.proposals, "batch_size": plan.batch_size, "workers": plan.workers, "seed": plan.seed,
+                     "overlap": plan.overlap},
             "cpus": os.cpu_count(), "judged": judged, "search_wall_s": wall,
             "judged_per_minute": 60.0 * judged / wall if wall > 0 else 0.0,
             "tasks": per_task, "evaluation_seconds": evaluation_s,
@@ -104,7 +107,8 @@ def _search_one(task_id: str, plan: SearchPlan) -> tuple[dict, list[Evaluation]]
                             "budgets": {"proposals": plan.proposals, "evaluations": plan.evaluations,
                                         "wall_time_s": plan.wall_time_s},
                             "strategies": {"islands": {"islands": 2}},
-                            "ray": {"num_evaluators": plan.workers, "batch_size": plan.batch_size}})
+                            "ray": {"num_evaluators": plan.workers, "batch_size": plan.batch_size},
+                            "run": {"overlap_generations": plan.overlap}})
     sections = {name: options for name, options in cfg.proposers.items() if options.weight > 0}
     proposer = ProposerWorker(task_id, sections, proposer_context(cfg))
     started = time.perf_counter()
@@ -143,8 +147,8 @@ def _evaluate(candidate) -> Evaluation:
 
 class EvaluatorProcesses:
     """``workers`` processes, each one warm :class:`EvaluatorWorker`; the engine's pool interface
-    (``propose`` in this process, ``evaluate`` to whichever process is free, results as they
-    complete). A context manager: leaving it shuts the processes (and their sandboxes) down."""
+    (``propose`` in this process, evaluations to whichever process is free, batches queued behind
+    each other, results as they complete). A context manager: leaving it shuts the processes (and their sandboxes) down."""
 
     def __init__(self, task_id: str, options, workers: int, proposer):
         context = multiprocessing.get_context("spawn")   # a fresh interpreter: no threads or locks inherited
@@ -153,26 +157,52 @@ class EvaluatorProcesses:
                                            initargs=(task_id, options)) for _ in range(max(1, workers))]
         # the first call runs the initializer: every evaluator is warm when this returns
         self.sandbox_start_s = sum(f.result() for f in [p.submit(_sandbox_start_s) for p in self._procs])
+        self._free = list(self._procs)        # processes with nothing in flight
+        self._queue: deque = deque()          # (ticket, index, candidate) not sent yet
+        self._futures: dict = {}              # future -> (ticket, index, process)
+        self._left: list[int] = []            # per ticket: results not yet collected
+        self._ready: list[deque] = []         # per ticket: (index, evaluation) arrived
+        self._arrived: list = []              # per ticket: the engine's callback
 
     def propose(self, requests):
         for i, r in enumerate(requests):
             yield i, self.proposer.propose(r)
 
+    def submit_evaluations(self, candidates, arrived=None) -> int:
+        """Queue a batch behind earlier ones, as the Ray pool does: one candidate in flight per
+        process, the next (oldest batch first) to whichever is free; a ticket for ``collect``."""
+        ticket = len(self._left)
+        self._left.append(len(candidates))
+        self._ready.append(deque())
+        self._arrived.append(arrived)
+        self._queue.extend((ticket, i, c) for i, c in enumerate(candidates))
+        self._fill()
+        return ticket
+
+    def collect(self, ticket: int):
+        while self._left[ticket]:
+            if not self._ready[ticket]:
+                done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
+                for f in done:
+                    t, i, proc = self._futures.pop(f)
+                    self._free.append(proc)
+                    result = f.result()
+                    if self._arrived[t] is not None:
+                        self._arrived[t](i, result)
+                    self._ready[t].append((i, result))
+                self._fill()
+                continue
+            self._left[ticket] -= 1
+            yield self._ready[ticket].popleft()
+
     def evaluate(self, candidates):
-        """As the Ray pool dispatches: one candidate in flight per process, the next to whichever is free."""
-        queue = list(range(len(candidates)))[::-1]
-        futures = {}
-        for proc in self._procs[:len(candidates)]:
-            i = queue.pop()
-            futures[proc.submit(_evaluate, candidates[i])] = (i, proc)
-        while futures:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
-            for f in done:
-                i, proc = futures.pop(f)
-                if queue:
-                    j = queue.pop()
-                    futures[proc.submit(_evaluate, candidates[j])] = (j, proc)
-                yield i, f.result()
+        yield from self.collect(self.submit_evaluations(candidates))
+
+    def _fill(self) -> None:
+        while self._free and self._queue:
+            t, i, cand = self._queue.popleft()
+            proc = self._free.pop(0)
+            self._futures[proc.submit(_evaluate, cand)] = (t, i, proc)
 
     def __enter__(self) -> "EvaluatorProcesses":
         return self
@@ -184,8 +214,17 @@ class EvaluatorProcesses:
 
 def format_search(r: dict) -> str:
     """The human-readable report of :func:`measure_search`."""
-    lines = [f"fixed search: structural proposer, islands, tasks {', '.join(r['plan']['tasks'])}, "
-             f"{r['plan']['workers']} evaluator processes, {r['cpus']} CPUs on this host",
+    lines = []
+    if "lockstep" in r:
+        base = r["lockstep"]
+        lines += ["baseline, generations in lockstep (run.overlap_generations: false):",
+                  *("  " + line for line in format_search(base).splitlines()[:len(base["tasks"]) + 3]),
+                  f"overlapping generations against lockstep: {r['judged_per_minute']:.1f} / "
+                  f"{base['judged_per_minute']:.1f} judged per minute = "
+                  f"{r['judged_per_minute'] / max(base['judged_per_minute'], 1e-9):.2f}x", ""]
+    mode = "overlapping generations" if r["plan"].get("overlap", True) else "generations in lockstep"
+    lines += [f"fixed search: structural proposer, islands ({mode}), tasks {', '.join(r['plan']['tasks'])}, "
+              f"{r['plan']['workers']} evaluator processes, {r['cpus']} CPUs on this host",
              f"{'task':<6}{'judged':>8}{'accepted':>10}{'proposals':>11}{'wall s':>9}{'judged/min':>12}"
              f"{'warm-up s':>11}"]
     for t in r["tasks"]:

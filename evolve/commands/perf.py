@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from evaluators.oracles.brute_perf import measure_brute
 from evaluators.oracles.oracle_bench import BENCHES
 from evaluators.oracles.oracle_perf import format_rows, measure_oracles
@@ -27,6 +29,9 @@ def register(sub) -> None:
     p.add_argument("--evaluations", type=int, default=SearchPlan.evaluations,
                    help="judged programs per task (search)")
     p.add_argument("--workers", type=int, default=SearchPlan.workers, help="evaluator processes (search)")
+    p.add_argument("--lockstep", action="store_true",
+                   help="search: also run it with generations in lockstep (run.overlap_generations: false) "
+                        "first, and report the ratio")
     p.add_argument("--tasks", default=",".join(SEARCH_TASKS), help="comma-separated task ids (search)")
     p.add_argument("--sizes", default=None, help="comma-separated n (tn; default 100,150,200,250)")
     p.set_defaults(run=run)
@@ -50,8 +55,13 @@ def run(args) -> int:
         tasks = tuple(task_arg(t.strip()).id for t in args.tasks.split(",") if t.strip())
         if not tasks:
             raise UsageError("--tasks names no task")
-        r = measure_search(SearchPlan(tasks=tasks, evaluations=args.evaluations, proposals=4 * args.evaluations,
-                                      workers=args.workers))
+        plan = SearchPlan(tasks=tasks, evaluations=args.evaluations, proposals=4 * args.evaluations,
+                          workers=args.workers)
+        if args.lockstep:   # the baseline first, then the search as it runs now, in this process
+            base = measure_search(dataclasses.replace(plan, overlap=False))
+            r = {**measure_search(plan), "lockstep": base}
+        else:
+            r = measure_search(plan)
         print_json(r) if args.json else print(format_search(r))
         return 0
     if args.what in BENCHES:

@@ -6,14 +6,28 @@ proposals and evaluations, the run store journals every event as it happens (fsy
 snapshots. One generation:
 
 1. plan its slots (which proposer writes each; deterministic in seed, generation, slot);
-2. ask the strategy for each slot's parent, inspirations and niche, choose the model of each LLM
-   slot (:mod:`evolve.engine.models`: weights or the bandit), and propose in parallel;
-3. deduplicate in slot order (normalised code hash; the strategy may ask for repeats to be judged);
-4. evaluate in parallel, within the evaluation budget;
-5. hand every slot's outcome to the strategy in slot order, track the best program, feed the
-   negative-prompting memory of the slot's niche and the model bandit, journal the strategy's
-   housekeeping events;
-6. snapshot every ``checkpoint_interval`` generations.
+2. select: ask the strategy for each slot's parent, inspirations and niche, choose the model of
+   each LLM slot (:mod:`evolve.engine.models`: weights or the bandit) and take the negative-prompting
+   block of its niche;
+3. launch: propose in parallel, deduplicate in slot order (normalised code hash; the strategy may
+   ask for repeats to be judged), queue the evaluations within the evaluation budget;
+4. finish: collect the evaluations (each journaled as it arrives), hand every slot's outcome to the
+   strategy in slot order, track the best program, feed the negative-prompting memory of the
+   slot's niche and the model bandit, journal the strategy's housekeeping events;
+5. snapshot every ``checkpoint_interval`` generations.
+
+Overlap. A generation ends with its slowest evaluation; waiting for it left half of the
+evaluators idle (``evolve perf search``: busy 54%). So, when the strategy allows it
+(``overlaps_generations``: islands and tree, not the paper's refine chains) and the config does
+(``run.overlap_generations``), generation g + 1 is launched before generation g is finished, and
+its evaluations queue behind g's: an evaluator that is free takes the next one. The price is one
+generation of lag: generation g's parents are chosen from what was judged up to g - 2 (generation 1
+waits for generation 0, so nothing is chosen blind). The order of every strategy call is fixed by
+the generation numbers, not by timing, so a run is the same whichever evaluation ends first. A
+generation is selected before the budget is known to allow it and launched only when it does, so
+a run stopped by a budget and resumed with a larger one (``evolve resume --extra-evaluations ...``) makes the
+choices an uninterrupted run would have. Snapshots carry the open generations
+(:mod:`evolve.engine.generation`).
 
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
@@ -29,6 +43,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from evolve.engine.counters import Counters, stop_reason
+from evolve.engine.generation import Generation
 from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
@@ -43,7 +58,7 @@ from search.negative import NegativeLedger, NegativePolicy
 from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
-STATE_SCHEMA = 2
+STATE_SCHEMA = 3   # 3: the open generations (evolve.engine.generation.Generation.to_state)
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class EngineSettings:
     weights: dict                     # proposer name -> mixing weight, in config order
     negative: NegativePolicy = NegativePolicy()
     llm: LLMConfig | None = None      # the models the llm proposer may call (the engine picks one per slot)
+    overlap: bool = True              # launch the next generation while this one's evaluations finish
 
 
 class Engine:
@@ -70,6 +86,7 @@ class Engine:
                        if settings.llm is not None and settings.weights.get("llm", 0) > 0 else None)
         self.system_prompts: set[str] = set(self.replay.system_prompts)   # digests already journaled
         self.fatal: str | None = None            # why the run cannot go on (set by a generation)
+        self.open: list[Generation] = []         # selected or launched, not yet finished, oldest first
         self._started = time.monotonic()
         self._elapsed_before = 0.0
 
@@ -80,7 +97,7 @@ class Engine:
                 "seen": dict(self.seen), "best": None if self.best is None else
                 {"score": list(self.best[0]), "id": self.best[1]}, "strategy": self.strategy.state(),
                 "models": None if self.models is None else self.models.state(),
-                "system_prompts": sorted(self.system_prompts)}
+                "system_prompts": sorted(self.system_prompts), "open": [g.to_state() for g in self.open]}
 
     def restore(self, state: dict) -> None:
         if state.get("schema") != STATE_SCHEMA:
@@ -97,6 +114,7 @@ class Engine:
         if self.models is not None:
             self.models.load(state.get("models"))
         self.system_prompts |= set(state.get("system_prompts") or ())
+        self.open = [Generation.from_state(g) for g in state["open"]]
 
     def snapshot(self) -> None:
         state = self.state()
@@ -111,49 +129,117 @@ class Engine:
         return (self.fatal or stop_reason(self.settings.budgets, self.counters, self._elapsed())
                 or self.strategy.finished())
 
+    @property
+    def overlap(self) -> bool:
+        """Whether generations overlap: the settings allow it, the strategy tolerates one generation
+        of lag in its parents, and no accept is meant to end the run at once."""
+        return (self.settings.overlap and getattr(self.strategy, "overlaps_generations", False)
+                and not self.settings.budgets.stop_when_accepted)
+
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
-        while (reason := self.stop_reason()) is None:
-            self.generation(self.counters.generation)
+        while True:
+            self._select_ahead()
+            self._launch_selected()
+            if not self.open or not self.open[0].launched:
+                break
+            self._finish(self.open.pop(0))
             self.counters.generation += 1
             if self.counters.generation % self.settings.checkpoint_interval == 0:
                 self.snapshot()
         self.snapshot()
-        return reason
+        return self.stop_reason() or "nothing left to do"
 
-    def generation(self, g: int) -> None:
+    def _select_ahead(self) -> None:
+        """Select every generation the lag rule allows now. Without overlap: the next one, once the
+        previous is finished and while the budgets allow. With overlap: generation g once g - 2 is
+        finished (g = 1 once g = 0 is, so that no generation is chosen blind), even when a budget
+        is spent, so that a run stopped by its budget and resumed with more selects exactly what
+        an uninterrupted run would have (it launches them only if the budgets allow)."""
+        while True:
+            g = self.counters.generation + len(self.open)
+            if self.overlap:
+                if self.fatal or self.strategy.finished() or g - self.counters.generation > (1 if g > 1 else 0):
+                    return
+            elif self.open or self.stop_reason() is not None:
+                return
+            self.open.append(self._select(g))
+
+    def _select(self, g: int) -> Generation:
         s = self.settings
-        remaining = s.budgets.proposals - self.counters.proposals
+        # overlapping generations are selected before their budget is known: plan the full batch, and
+        # launch only the slots the proposal budget allows
+        remaining = s.batch_size if self.overlap else s.budgets.proposals - self.counters.proposals
         slots = plan_generation(g, s.batch_size, s.weights, s.seed, remaining)
         selections = self.strategy.select(g, len(slots))
-        candidates = self._propose(slots, selections)
-        fresh, duplicate_of = self._deduplicate(slots, candidates)
-        evaluations = self._evaluate(fresh)
-        for slot, selection in zip(slots, selections):  # slot order: the strategy sees the same sequence every run
-            cand = candidates[slot.id]
-            if cand.ok and slot.id not in evaluations and slot.id not in duplicate_of:
-                continue  # left unjudged by the evaluation budget
-            self._absorb(slot, selection, JudgedProgram(cand, evaluations.get(slot.id), duplicate_of.get(slot.id)))
-        for event in self.strategy.end_generation(g):
+        llm = [slot for slot in slots if slot.proposer == "llm"]
+        # every LLM slot draws, replayed ones too, so a resumed generation chooses what the first run did
+        models = self.models.choose(llm) if self.models is not None else {}
+        negative = {slot.id: tuple(self.ledger.island(sel.niche).block(s.negative).items)
+                    for slot, sel in zip(slots, selections) if slot.proposer == "llm"}
+        return Generation(g, slots, selections, negative, {k: v for k, v in models.items() if v is not None})
+
+    def _launch_selected(self) -> None:
+        """Launch the selected generations in order while the budgets allow; queue what launched
+        generations restored from a snapshot still have to judge."""
+        for gen in self.open:
+            if gen.launched:
+                if gen.ticket is None:
+                    self._submit(gen)
+                continue
+            if self.stop_reason() is not None or self._evaluations_left() <= 0:
+                return
+            self._launch(gen)
+
+    def _evaluations_left(self) -> int:
+        """The evaluation budget less what is judged and what is queued or running."""
+        return self.settings.budgets.evaluations - self.counters.evaluations - sum(g.waiting for g in self.open)
+
+    def _launch(self, gen: Generation) -> None:
+        """Propose, deduplicate, and queue the evaluations of a selected generation."""
+        remaining = self.settings.budgets.proposals - self.counters.proposals
+        slots = gen.slots[:max(0, remaining)]
+        gen.candidates = self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots)))
+        gen.fresh, gen.duplicate_of = self._deduplicate(slots, gen.candidates)
+        gen.launched = True
+        self._submit(gen)
+
+    def _submit(self, gen: Generation) -> None:
+        """Queue the evaluations ``gen`` still needs; those in the journal are taken, not judged again."""
+        for cand in gen.fresh:
+            event = self.replay.evaluations.get(cand.id)
+            if cand.id not in gen.arrived and event is not None:
+                gen.arrived[cand.id] = event.evaluation
+                self.counters.evaluations += 1
+
+        def arrived(_: int, evaluation: Evaluation) -> None:  # journaled the moment it arrives
+            self.store.record(EvaluationEvent(evaluation))
+            gen.arrived[evaluation.id] = evaluation
+            self.counters.evaluations += 1
+            self.progress.update(self.counters)
+
+        gen.ticket = self.pool.submit_evaluations([c for c in gen.fresh if c.id not in gen.arrived], arrived)
+
+    def _finish(self, gen: Generation) -> None:
+        """Wait for ``gen``'s evaluations, then hand every slot's outcome to the strategy in slot order
+        (the strategy sees the same sequence in every run of a seed)."""
+        for _ in self.pool.collect(gen.ticket):
+            pass
+        for slot, selection, program in gen.outcomes():
+            self._absorb(slot, selection, program)
+        for event in self.strategy.end_generation(gen.number):
             self.store.record(event)
 
-    def _propose(self, slots: list[Slot], selections: list[Selection]) -> dict[str, Candidate]:
+    def _propose(self, slots: list[Slot], selections: list[Selection],
+                 requests: list[ProposalRequest]) -> dict[str, Candidate]:
         out: dict[str, Candidate] = {}
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
-        # every LLM slot draws, replayed ones too, so a resumed generation chooses what the first run did
-        models = self.models.choose([s for s in slots if s.proposer == "llm"]) if self.models is not None else {}
-        for slot, sel in zip(slots, selections):
+        for slot, sel, request in zip(slots, selections, requests):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
                 out[slot.id] = event.candidate
-                continue
-            negative = ()
-            if slot.proposer == "llm":
-                negative = self.ledger.island(sel.niche).block(self.settings.negative).items
-            asked.append((slot, sel, ProposalRequest(
-                id=slot.id, generation=slot.generation, slot=slot.slot, proposer=slot.proposer, parent=sel.parent,
-                inspirations=sel.inspirations, negative=tuple(negative), style=sel.style, model=models.get(slot.id),
-                seed=self.settings.seed)))
+            else:
+                asked.append((slot, sel, request))
         for i, cand in self.pool.propose([r for _, _, r in asked]):
             slot, sel, request = asked[i]
             cand = self._journal_system_prompt(cand)
@@ -213,25 +299,7 @@ class Engine:
                 continue
             self.seen[h] = slot.id
             fresh.append(cand)
-        budget_left = self.settings.budgets.evaluations - self.counters.evaluations
-        return fresh[:max(0, budget_left)], duplicate_of
-
-    def _evaluate(self, cands: list[Candidate]) -> dict[str, Evaluation]:
-        out: dict[str, Evaluation] = {}
-        todo = []
-        for cand in cands:
-            event = self.replay.evaluations.get(cand.id)
-            if event is not None:
-                out[cand.id] = event.evaluation
-                self.counters.evaluations += 1
-            else:
-                todo.append(cand)
-        for _, evaluation in self.pool.evaluate(todo):
-            self.store.record(EvaluationEvent(evaluation))
-            out[evaluation.id] = evaluation
-            self.counters.evaluations += 1
-            self.progress.update(self.counters)
-        return out
+        return fresh[:max(0, self._evaluations_left())], duplicate_of
 
     def _absorb(self, slot: Slot, selection: Selection, program: JudgedProgram) -> None:
         self.strategy.absorb(slot.slot, selection, program)

@@ -1,4 +1,6 @@
-"""Snapshots written before the engine/strategy split (no ``schema`` key), upgraded on resume.
+"""Snapshots of older layouts, upgraded on resume: schema 2 (written before generations overlapped,
+so no generation is open at them), and those written before the engine/strategy split (no
+``schema`` key).
 
 Those snapshots kept the whole search in the database actor's state: the program database
 (islands, deduplication hashes, the best program) and every candidate record by id; tree runs
@@ -22,6 +24,8 @@ def upgrade_state(state: dict, strategy: str) -> dict:
     it cannot be read."""
     if state.get("schema") == STATE_SCHEMA:
         return state
+    if state.get("schema") == 2:   # before overlapping generations: nothing was open at a snapshot
+        return {**state, "schema": STATE_SCHEMA, "open": []}
     if "schema" in state or "database" not in state:
         raise ValueError(f"snapshot state schema {state.get('schema')!r} is not one this version reads")
     old = state["database"]
@@ -33,7 +37,7 @@ def upgrade_state(state: dict, strategy: str) -> dict:
     seen.update({p.code_hash: p.copy_of or p.id for p in db.programs()})
     best = db.best()
     new = {"schema": STATE_SCHEMA, "counters": state["counters"], "negative": state["negative"], "seen": seen,
-           "best": None if best is None else {"score": list(best.score), "id": best.copy_of or best.id}}
+           "best": None if best is None else {"score": list(best.score), "id": best.copy_of or best.id}, "open": []}
     if strategy == "tree":
         nodes = {n["id"]: n for n in state["tree"]["tree"]["nodes"]}
         programs = {pid: JudgedProgram(Candidate.from_dict(rec), Evaluation(

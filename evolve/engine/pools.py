@@ -1,9 +1,14 @@
 """Where proposals and evaluations run: Ray actors, or this process.
 
-Both pools offer the same two calls, yielding results as they complete, so the engine does not
-know which one it drives: :class:`RayPool` gives each free actor handle the next request and
-collects them with ``ray.wait``; :class:`LocalPool` calls plain workers one after another (the
-benchmark protocol and small tools use it; it needs no Ray).
+Both pools offer the same calls, yielding results as they complete, so the engine does not know
+which one it drives: :class:`RayPool` gives each free actor handle the next request and collects
+them with ``ray.wait``; :class:`LocalPool` calls plain workers one after another (the benchmark
+protocol and small tools use it; it needs no Ray). Evaluations are submitted in batches
+(``submit_evaluations`` returns a ticket) and collected per batch (``collect``): a batch queues
+behind the earlier ones and each of its evaluations starts on the first actor that is free, which
+is how the engine overlaps one generation's evaluations with the next. Each result goes to its
+batch's ``arrived`` callback the moment it comes in, whichever batch is being collected, so the
+engine journals it at once. ``evaluate`` is a batch submitted and collected in one call.
 
 Actors die: a node is lost, the OOM killer picks one, someone calls ``ray.kill``. An
 :class:`ActorSet` makes its actors from one factory and replaces a dead one with a new actor from
@@ -16,6 +21,7 @@ An exception raised *inside* a worker is not a death: it propagates.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, Iterator
 
 import ray
@@ -66,14 +72,27 @@ class RayPool:
     def __init__(self, proposers, evaluators):
         self.proposers = proposers if isinstance(proposers, ActorSet) else _FixedSet("proposer", proposers)
         self.evaluators = evaluators if isinstance(evaluators, ActorSet) else _FixedSet("evaluator", evaluators)
+        self._proposals = _Dispatch(self.proposers, "propose")
+        self._evaluations = _Dispatch(self.evaluators, "evaluate")
 
     def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
-        """(index into ``requests``, candidate) in order of completion."""
-        yield from _run(self.proposers, "propose", requests)
+        """(index into ``requests``, candidate) in order of completion. Evaluations that finish
+        meanwhile are handed over (and the next queued one sent) without waiting for the proposals."""
+        yield from self._proposals.collect(self._proposals.submit(requests), meanwhile=self._evaluations)
+
+    def submit_evaluations(self, candidates: list[Candidate],
+                           arrived: Callable[[int, Evaluation], None] | None = None) -> int:
+        """Queue ``candidates`` behind earlier batches; a ticket for :meth:`collect`. ``arrived(index,
+        evaluation)`` is called the moment each result comes in, whichever batch is being collected."""
+        return self._evaluations.submit(candidates, arrived)
+
+    def collect(self, ticket: int) -> Iterator[tuple[int, Evaluation]]:
+        """(index into the batch, evaluation) in order of completion."""
+        yield from self._evaluations.collect(ticket)
 
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         """(index into ``candidates``, evaluation) in order of completion."""
-        yield from _run(self.evaluators, "evaluate", candidates)
+        yield from self.collect(self.submit_evaluations(candidates))
 
     def actors(self) -> list:
         return [*self.proposers.actors, *self.evaluators.actors]
@@ -90,51 +109,125 @@ class _FixedSet:
         raise error
 
 
-def _run(actors, method: str, items: list) -> Iterator:
-    """Send ``items`` to the actors one at a time each, the next item to whichever actor is free (a slow
-    evaluation holds up only its own actor, not the items queued behind it round-robin); yield
-    (index, result) as they complete, resending the items of an actor that died to its replacement."""
-    pending: dict = {}
-    queue = list(range(len(items)))[::-1]          # popped from the end: items go out in order
+class _Dispatch:
+    """Batches of requests to one actor set: one request in flight per actor, the next queued one
+    (oldest batch first) to whichever actor is free, so a slow evaluation holds up only its own
+    actor; a request whose actor died goes again to its replacement."""
 
-    def send(i: int, slot: int, attempt: int) -> None:
-        handle = actors.actors[slot]
-        pending[getattr(handle, method).remote(items[i])] = (i, slot, handle, attempt)
+    POLL_S = 0.2   # how often a wait for one batch looks at another (``meanwhile``)
 
-    for slot in range(min(len(actors.actors), len(items))):
-        send(queue.pop(), slot, 1)
-    while pending:
-        (ref,), _ = ray.wait(list(pending), num_returns=1)
-        i, slot, handle, attempt = pending.pop(ref)
+    def __init__(self, actors, method: str):
+        self.actors, self.method = actors, method
+        self.queue: deque = deque()          # (ticket, index, item) not sent yet
+        self.pending: dict = {}              # object ref -> (ticket, index, item, slot, handle, attempt)
+        self.busy: set[int] = set()          # actor slots with a request in flight
+        self.ready: dict[int, deque] = {}    # ticket -> (index, result) arrived, not yet collected
+        self.left: dict[int, int] = {}       # ticket -> results not yet collected
+        self.arrived: dict[int, Callable | None] = {}
+        self.tickets = 0
+
+    def submit(self, items: list, arrived: Callable | None = None) -> int:
+        ticket, self.tickets = self.tickets, self.tickets + 1
+        self.ready[ticket], self.left[ticket], self.arrived[ticket] = deque(), len(items), arrived
+        self.queue.extend((ticket, i, item) for i, item in enumerate(items))
+        self._fill()
+        return ticket
+
+    def collect(self, ticket: int, meanwhile: "_Dispatch | None" = None) -> Iterator:
         try:
-            result = ray.get(ref)
+            while self.left[ticket]:
+                if not self.ready[ticket]:
+                    if meanwhile is None:
+                        self._wait_one(None)
+                    elif not self._wait_one(self.POLL_S):
+                        meanwhile.poll()
+                    continue
+                self.left[ticket] -= 1
+                yield self.ready[ticket].popleft()
+        finally:
+            if not self.left[ticket]:
+                del self.ready[ticket], self.left[ticket], self.arrived[ticket]
+
+    def poll(self) -> None:
+        """Take every result that has arrived, without waiting."""
+        while self.pending and self._wait_one(0):
+            pass
+
+    def _fill(self) -> None:
+        for slot in range(len(self.actors.actors)):
+            if slot not in self.busy and self.queue:
+                self._send(*self.queue.popleft(), slot, 1)
+
+    def _send(self, ticket: int, i: int, item, slot: int, attempt: int) -> None:
+        handle = self.actors.actors[slot]
+        self.pending[getattr(handle, self.method).remote(item)] = (ticket, i, item, slot, handle, attempt)
+        self.busy.add(slot)
+
+    def _wait_one(self, timeout: float | None) -> bool:
+        """Handle one finished request (waiting at most ``timeout`` s; None: as long as it takes); whether one was."""
+        done, _ = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if not done:
+            return False
+        ticket, i, item, slot, handle, attempt = self.pending.pop(done[0])
+        self.busy.discard(slot)
+        try:
+            result = ray.get(done[0])
         except RayActorError as exc:
             if attempt >= MAX_ATTEMPTS:
-                raise PoolError(f"{actors.kind} actors died {attempt} times on the same request "
+                raise PoolError(f"{self.actors.kind} actors died {attempt} times on the same request "
                                 f"({type(exc).__name__}); giving up on it") from exc
-            actors.replace(slot, handle, exc)
-            send(i, slot, attempt + 1)
-            actors.log(f"{method.replace('propose', 'proposal').replace('evaluate', 'evaluation')} of "
-                       f"{getattr(items[i], 'id', i)} sent again (attempt {attempt + 1})")
-            continue
-        if queue:
-            send(queue.pop(), slot, 1)
-        yield i, result
+            self.actors.replace(slot, handle, exc)
+            self._send(ticket, i, item, slot, attempt + 1)
+            self.actors.log(f"{self.method.replace('propose', 'proposal').replace('evaluate', 'evaluation')} of "
+                            f"{getattr(item, 'id', i)} sent again (attempt {attempt + 1})")
+            return True
+        self._fill()
+        if self.arrived[ticket] is not None:
+            self.arrived[ticket](i, result)
+        self.ready[ticket].append((i, result))
+        return True
 
 
 class LocalPool:
-    """In-process workers (``ProposerWorker`` / ``EvaluatorWorker`` instances)."""
+    """In-process workers (``ProposerWorker`` / ``EvaluatorWorker`` instances). Evaluations run
+    when a batch is collected: first every batch submitted before it, then the batch itself."""
 
     def __init__(self, proposer, evaluator):
         self.proposer, self.evaluator = proposer, evaluator
+        self._batches: list[tuple[list[Candidate], Callable | None]] = []
+        self._done: dict[int, list[tuple[int, Evaluation]]] = {}   # ticket -> results not yet collected
+        self._next = 0                                              # the first batch not yet run
 
     def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
         for i, r in enumerate(requests):
             yield i, self.proposer.propose(r)
 
-    def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
+    def submit_evaluations(self, candidates: list[Candidate],
+                           arrived: Callable[[int, Evaluation], None] | None = None) -> int:
+        self._batches.append((list(candidates), arrived))
+        return len(self._batches) - 1
+
+    def collect(self, ticket: int) -> Iterator[tuple[int, Evaluation]]:
+        while self._next < ticket:
+            self._done[self._next] = list(self._run(self._next))
+            self._next += 1
+        if ticket == self._next:
+            self._next += 1
+            yield from self._run(ticket)
+        else:
+            yield from self._done.pop(ticket, [])
+
+    def _run(self, ticket: int) -> Iterator[tuple[int, Evaluation]]:
+        candidates, arrived = self._batches[ticket]
+        self._batches[ticket] = ([], None)
         for i, c in enumerate(candidates):
-            yield i, self.evaluator.evaluate(c)
+            evaluation = self.evaluator.evaluate(c)
+            if arrived is not None:
+                arrived(i, evaluation)
+            yield i, evaluation
+
+    def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
+        yield from self.collect(self.submit_evaluations(candidates))
 
 
 class ActorProxy:

@@ -54,7 +54,8 @@ def proposer_context(cfg: Config) -> ProposerContext:
 
 def engine_settings(cfg: Config) -> EngineSettings:
     return EngineSettings(seed=cfg.seed, batch_size=cfg.ray.batch_size, checkpoint_interval=cfg.run.checkpoint_interval,
-                          budgets=cfg.budgets, weights=cfg.weights(), negative=cfg.prompts.negative, llm=cfg.llm)
+                          budgets=cfg.budgets, weights=cfg.weights(), negative=cfg.prompts.negative, llm=cfg.llm,
+                          overlap=cfg.run.overlap_generations)
 
 
 def make_strategy(cfg: Config, remote: bool):

@@ -37,6 +37,9 @@ class Strategy(Protocol):
     Options: ClassVar[type]          # the strategy's config section (a dataclass)
     #: judge a program again even when its code was judged before (the paper's loop judges every round)
     rejudge_duplicates: ClassVar[bool]
+    #: the engine may choose generation g's parents before generation g - 1 is finished (one generation
+    #: of lag, so the evaluators never wait for a generation's slowest evaluation); absent means False
+    overlaps_generations: ClassVar[bool]
 
     def select(self, generation: int, slots: int) -> list[Selection]:
         """One selection per slot of ``generation``, in slot order."""

@@ -67,6 +67,7 @@ class IslandsStrategy:
     name = "islands"
     Options = DatabaseConfig
     rejudge_duplicates = False
+    overlaps_generations = True  # parents may lag one generation: islands evolve the same either way
 
     def __init__(self, options: DatabaseConfig, context: StrategyContext, database=None):
         self.options = options

@@ -46,6 +46,7 @@ class RefineStrategy:
     name = "refine"
     Options = RefineOptions
     rejudge_duplicates = True
+    overlaps_generations = False  # each round revises the previous round: no lag allowed
 
     def __init__(self, options: RefineOptions, context: StrategyContext):
         self.rounds = options.rounds

@@ -179,6 +179,7 @@ class TreeStrategy:
     name = "tree"
     Options = TreeOptions
     rejudge_duplicates = False
+    overlaps_generations = True  # a lagging tree is parallel PUCT: expansions of a generation not yet scored
 
     def __init__(self, options: TreeOptions, context: StrategyContext):
         self.tree = Tree(options.exploration_c, options.fresh_drafts)
