@@ -29,9 +29,9 @@ from evaluators.sandbox import Sandbox
 from search.derivation import checks, render
 from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.record import Check, Derivation, Plan, Step
-from search.derivation.runtime import _rt_grid, _rt_start
+from search.derivation.runtime import _rt_start
 from search.derivation.solvers import CHEAP, SOLVERS, get_solver
-from search.derivation.view import VIEW_MAX_N, StateView, view_of
+from search.derivation.view import VIEW_MAX_N, StateView, describe_state, view_of
 from tasks.family import family_structure
 from tasks.formula import Formula
 from tasks.formula_extras import DisorderAverage
@@ -287,31 +287,6 @@ def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | N
     if not check.passed:
         return None, step
     return _Node(chain, states, after, state_view(ctx, states), node.steps + [step]), step
-
-
-def describe_state(state: dict) -> str:
-    """A state in words: what kind of sum it is and its terms."""
-    kind = state.get("kind", "model")
-    if kind == "constrained":
-        rows = sum(len(c["rhs"]) for c in state["constraints"])
-        return f"a sum over {state['n_vars']} 0/1 variables under {rows} parity conditions (n = {state['n']})"
-    if kind == "disorder":
-        return (f"a {state['statistic']} over {state['n_disorder']} random signs of a model on {state['n']} spins")
-    parts = []
-    for idx, w in state["terms"]:
-        k = idx.shape[1]
-        what = {1: "fields", 2: "pair couplings"}.get(k, f"{k}-spin terms")
-        signs = " (all > 0)" if np.all(w > 0) else " (all < 0)" if np.all(w < 0) else " (mixed signs)"
-        parts.append(f"{len(w)} {what}{signs}")
-    parts += [f"a rank-one block over {int(np.count_nonzero(u))} spins" for u, _ in state["rank_one"]]
-    grid = _rt_grid(state)
-    where = ""
-    if grid is not None:
-        where = f" on a {grid['rows']} x {grid['cols']} " + ("torus" if grid["wrap_rows"] and grid["wrap_cols"] else
-                                                             "grid" if not (grid["wrap_rows"] or grid["wrap_cols"])
-                                                             else "cylinder")
-    what = "mean energy" if state.get("statistic") == "mean_energy" else "model"
-    return f"a {what} of {state['n']} spins{where}: " + (", ".join(parts) if parts else "no terms")
 
 
 def _growth(ctx: _Context, complexity: str) -> tuple[int, float]:

@@ -7,7 +7,8 @@ renders. The states that are spin models are turned into :class:`tasks.model.Isi
 independent terms); the facts the actions and solvers ask about are collected in a :class:`StateView`.
 For the cheap exact solvers (Kaufman, product, magnetisation) and the first steps of the Tier-2
 problems, "applies" means that the step or solver itself accepts every instance: the code that will
-run decides, and its error message is the reason when it does not.
+run decides, and its error message is the reason when it does not. ``describe_state`` says what a
+state is in words, for the derivation's record.
 """
 
 from __future__ import annotations
@@ -229,3 +230,28 @@ def _uniform_on(fields, u) -> bool:
 
 
 __all__ = ["StateView", "VIEW_MAX_N", "odd_cycle", "to_ising", "view_of"]
+
+
+def describe_state(state: dict) -> str:
+    """A state in words: what kind of sum it is and its terms."""
+    kind = state.get("kind", "model")
+    if kind == "constrained":
+        rows = sum(len(c["rhs"]) for c in state["constraints"])
+        return f"a sum over {state['n_vars']} 0/1 variables under {rows} parity conditions (n = {state['n']})"
+    if kind == "disorder":
+        return (f"a {state['statistic']} over {state['n_disorder']} random signs of a model on {state['n']} spins")
+    parts = []
+    for idx, w in state["terms"]:
+        k = idx.shape[1]
+        what = {1: "fields", 2: "pair couplings"}.get(k, f"{k}-spin terms")
+        signs = " (all > 0)" if np.all(w > 0) else " (all < 0)" if np.all(w < 0) else " (mixed signs)"
+        parts.append(f"{len(w)} {what}{signs}")
+    parts += [f"a rank-one block over {int(np.count_nonzero(u))} spins" for u, _ in state["rank_one"]]
+    grid = _rt_grid(state)
+    where = ""
+    if grid is not None:
+        where = f" on a {grid['rows']} x {grid['cols']} " + ("torus" if grid["wrap_rows"] and grid["wrap_cols"] else
+                                                             "grid" if not (grid["wrap_rows"] or grid["wrap_cols"])
+                                                             else "cylinder")
+    what = "mean energy" if state.get("statistic") == "mean_energy" else "model"
+    return f"a {what} of {state['n']} spins{where}: " + (", ".join(parts) if parts else "no terms")
