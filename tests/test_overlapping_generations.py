@@ -21,8 +21,7 @@ import io
 import random
 import threading
 import time
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgpack
@@ -34,7 +33,7 @@ from evolve.engine.engine import STATE_SCHEMA, Engine
 from evolve.engine.generation import Generation
 from evolve.engine.legacy import upgrade_state
 from evolve.engine.plan import Replay
-from evolve.engine.pools import LocalPool
+from evolve.engine.pools import ExecutorPool, LocalPool
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy
 from evolve.store.journal import read_journal
@@ -86,46 +85,10 @@ class StubEvaluator:
         return Evaluation(cand.id, verdict, score_of(verdict, cand.code))
 
 
-class ThreadedPool(LocalPool):
-    """Two evaluator threads, results in whatever order they finish (random delays); batches queue
-    behind each other as in the Ray pool, and results reach the engine's callbacks in its thread."""
-
-    def __init__(self, proposer, evaluator):
-        super().__init__(proposer, evaluator)
-        self.threads = ThreadPoolExecutor(2)
-        self.futures: dict = {}
-        self.queue: deque = deque()
-        self.ready: dict[int, deque] = {}
-        self.left: dict[int, int] = {}
-        self.callbacks: dict = {}
-        self.tickets = 0
-
-    def submit_evaluations(self, candidates, arrived=None) -> int:
-        ticket, self.tickets = self.tickets, self.tickets + 1
-        self.ready[ticket], self.left[ticket], self.callbacks[ticket] = deque(), len(candidates), arrived
-        self.queue.extend((ticket, i, c) for i, c in enumerate(candidates))
-        self._fill()
-        return ticket
-
-    def _fill(self) -> None:
-        while len(self.futures) < 2 and self.queue:
-            t, i, c = self.queue.popleft()
-            self.futures[self.threads.submit(self.evaluator.evaluate, c)] = (t, i)
-
-    def collect(self, ticket: int):
-        while self.left[ticket]:
-            if not self.ready[ticket]:
-                done, _ = wait(self.futures, return_when=FIRST_COMPLETED)
-                for f in done:
-                    t, i = self.futures.pop(f)
-                    result = f.result()
-                    if self.callbacks[t] is not None:
-                        self.callbacks[t](i, result)
-                    self.ready[t].append((i, result))
-                self._fill()
-                continue
-            self.left[ticket] -= 1
-            yield self.ready[ticket].popleft()
+def threaded_pool(proposer, evaluator) -> ExecutorPool:
+    """Two evaluator threads, results in whatever order they finish (the stub's random delays),
+    handed to the engine in its own thread, as the Ray pool does."""
+    return ExecutorPool(proposer, [ThreadPoolExecutor(1), ThreadPoolExecutor(1)], evaluator.evaluate)
 
 
 def run(raw: dict, root: Path, evaluator=None, pool=LocalPool, resume: Path | None = None,
@@ -188,7 +151,7 @@ def test_evaluations_finishing_in_any_order_give_the_same_run(uninterrupted, tmp
     ref_path, ref, _ = uninterrupted[strategy]
     assert ref["counters"]["generation"] >= 6 and len(ref["judged"]) >= 8, "a run of several generations"
     random.seed(3)
-    path, _, _ = run({**BASE, "strategy": strategy}, tmp_path, StubEvaluator(delay_s=0.02), pool=ThreadedPool)
+    path, _, _ = run({**BASE, "strategy": strategy}, tmp_path, StubEvaluator(delay_s=0.02), pool=threaded_pool)
     got = outline(path)
     assert got == ref
     # ... although the journal's order of evaluations is not the same

@@ -22,13 +22,13 @@ import io
 import multiprocessing
 import os
 import time
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from evolve.bench.trial import MemoryStore
 from evolve.config import config_from_dict
 from evolve.engine.engine import Engine
+from evolve.engine.pools import ExecutorPool
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy, proposer_context
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
@@ -145,70 +145,24 @@ def _evaluate(candidate) -> Evaluation:
     return _worker.evaluate(candidate)
 
 
-class EvaluatorProcesses:
-    """``workers`` processes, each one warm :class:`EvaluatorWorker`; the engine's pool interface
+class EvaluatorProcesses(ExecutorPool):
+    """``workers`` processes, each one warm :class:`EvaluatorWorker`, as an :class:`ExecutorPool`
     (``propose`` in this process, evaluations to whichever process is free, batches queued behind
-    each other, results as they complete). A context manager: leaving it shuts the processes (and their sandboxes) down."""
+    each other). A context manager: leaving it shuts the processes (and their sandboxes) down."""
 
     def __init__(self, task_id: str, options, workers: int, proposer):
         context = multiprocessing.get_context("spawn")   # a fresh interpreter: no threads or locks inherited
-        self.proposer = proposer
-        self._procs = [ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker,
-                                           initargs=(task_id, options)) for _ in range(max(1, workers))]
+        procs = [ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker,
+                                     initargs=(task_id, options)) for _ in range(max(1, workers))]
+        super().__init__(proposer, procs, _evaluate)
         # the first call runs the initializer: every evaluator is warm when this returns
-        self.sandbox_start_s = sum(f.result() for f in [p.submit(_sandbox_start_s) for p in self._procs])
-        self._free = list(self._procs)        # processes with nothing in flight
-        self._queue: deque = deque()          # (ticket, index, candidate) not sent yet
-        self._futures: dict = {}              # future -> (ticket, index, process)
-        self._left: list[int] = []            # per ticket: results not yet collected
-        self._ready: list[deque] = []         # per ticket: (index, evaluation) arrived
-        self._arrived: list = []              # per ticket: the engine's callback
-
-    def propose(self, requests):
-        for i, r in enumerate(requests):
-            yield i, self.proposer.propose(r)
-
-    def submit_evaluations(self, candidates, arrived=None) -> int:
-        """Queue a batch behind earlier ones, as the Ray pool does: one candidate in flight per
-        process, the next (oldest batch first) to whichever is free; a ticket for ``collect``."""
-        ticket = len(self._left)
-        self._left.append(len(candidates))
-        self._ready.append(deque())
-        self._arrived.append(arrived)
-        self._queue.extend((ticket, i, c) for i, c in enumerate(candidates))
-        self._fill()
-        return ticket
-
-    def collect(self, ticket: int):
-        while self._left[ticket]:
-            if not self._ready[ticket]:
-                done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
-                for f in done:
-                    t, i, proc = self._futures.pop(f)
-                    self._free.append(proc)
-                    result = f.result()
-                    if self._arrived[t] is not None:
-                        self._arrived[t](i, result)
-                    self._ready[t].append((i, result))
-                self._fill()
-                continue
-            self._left[ticket] -= 1
-            yield self._ready[ticket].popleft()
-
-    def evaluate(self, candidates):
-        yield from self.collect(self.submit_evaluations(candidates))
-
-    def _fill(self) -> None:
-        while self._free and self._queue:
-            t, i, cand = self._queue.popleft()
-            proc = self._free.pop(0)
-            self._futures[proc.submit(_evaluate, cand)] = (t, i, proc)
+        self.sandbox_start_s = sum(f.result() for f in [p.submit(_sandbox_start_s) for p in procs])
 
     def __enter__(self) -> "EvaluatorProcesses":
         return self
 
     def __exit__(self, *exc) -> None:
-        for p in self._procs:
+        for p in self.executors:
             p.shutdown(wait=True, cancel_futures=True)
 
 

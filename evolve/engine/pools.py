@@ -3,7 +3,8 @@
 Both pools offer the same calls, yielding results as they complete, so the engine does not know
 which one it drives: :class:`RayPool` gives each free actor handle the next request and collects
 them with ``ray.wait``; :class:`LocalPool` calls plain workers one after another (the benchmark
-protocol and small tools use it; it needs no Ray). Evaluations are submitted in batches
+protocol and small tools use it; it needs no Ray); :class:`ExecutorPool` runs evaluations on
+``concurrent.futures`` executors (``evolve perf search``'s processes). Evaluations are submitted in batches
 (``submit_evaluations`` returns a ticket) and collected per batch (``collect``): a batch queues
 behind the earlier ones and each of its evaluations starts on the first actor that is free, which
 is how the engine overlaps one generation's evaluations with the next. Each result goes to its
@@ -22,6 +23,7 @@ An exception raised *inside* a worker is not a death: it propagates.
 from __future__ import annotations
 
 from collections import deque
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Callable, Iterator
 
 import ray
@@ -228,6 +230,61 @@ class LocalPool:
 
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         yield from self.collect(self.submit_evaluations(candidates))
+
+
+class ExecutorPool:
+    """Evaluations on ``concurrent.futures`` executors, one in flight on each (each executor one
+    evaluator: a process of ``evolve perf search``, a thread in the tests), dispatched as the Ray
+    pool does: batches queue behind each other, the next queued evaluation to whichever executor is
+    free; ``evaluate_fn(candidate)`` runs on the executor. Proposals run in this process."""
+
+    def __init__(self, proposer, executors: list, evaluate_fn: Callable[[Candidate], Evaluation]):
+        self.proposer, self.executors, self.evaluate_fn = proposer, list(executors), evaluate_fn
+        self._free = list(self.executors)     # executors with nothing in flight
+        self._queue: deque = deque()          # (ticket, index, candidate) not sent yet
+        self._futures: dict = {}              # future -> (ticket, index, executor)
+        self._left: list[int] = []            # per ticket: results not yet collected
+        self._ready: list[deque] = []         # per ticket: (index, evaluation) arrived
+        self._arrived: list = []              # per ticket: the engine's callback
+
+    def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
+        for i, r in enumerate(requests):
+            yield i, self.proposer.propose(r)
+
+    def submit_evaluations(self, candidates: list[Candidate],
+                           arrived: Callable[[int, Evaluation], None] | None = None) -> int:
+        ticket = len(self._left)
+        self._left.append(len(candidates))
+        self._ready.append(deque())
+        self._arrived.append(arrived)
+        self._queue.extend((ticket, i, c) for i, c in enumerate(candidates))
+        self._fill()
+        return ticket
+
+    def collect(self, ticket: int) -> Iterator[tuple[int, Evaluation]]:
+        while self._left[ticket]:
+            if not self._ready[ticket]:
+                done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
+                for f in done:
+                    t, i, executor = self._futures.pop(f)
+                    self._free.append(executor)
+                    result = f.result()
+                    if self._arrived[t] is not None:   # journaled at once, whichever batch is collected
+                        self._arrived[t](i, result)
+                    self._ready[t].append((i, result))
+                self._fill()
+                continue
+            self._left[ticket] -= 1
+            yield self._ready[ticket].popleft()
+
+    def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
+        yield from self.collect(self.submit_evaluations(candidates))
+
+    def _fill(self) -> None:
+        while self._free and self._queue:
+            t, i, cand = self._queue.popleft()
+            executor = self._free.pop(0)
+            self._futures[executor.submit(self.evaluate_fn, cand)] = (t, i, executor)
 
 
 class ActorProxy:
