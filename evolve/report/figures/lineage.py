@@ -39,7 +39,9 @@ def lineage_figure(tree: LineageTree) -> go.Figure | None:
     rows = max(n.y for n in tree.nodes) + 1
     last = max(n.x for n in tree.nodes)
     fig.update_xaxes(dtick=1 if last <= 20 else None, tickformat="d")     # generations are whole numbers
-    fig.update_layout(height=min(900, max(300, 40 + 18 * rows)), margin={"t": 20, "b": 40}, hovermode="closest",
-                      xaxis_title="generation", yaxis={"visible": False},
+    # half a row of padding and a top margin the mode bar fits in: a marker in the top row must not sit
+    # under the mode bar (top right, shown on hover), where a click hits a button instead of the marker
+    fig.update_layout(height=min(900, max(300, 60 + 18 * rows)), margin={"t": 40, "b": 40}, hovermode="closest",
+                      xaxis_title="generation", yaxis={"visible": False, "range": [-0.6, rows - 0.4]},
                       legend={"orientation": "h", "y": -0.15})
     return fig
