@@ -38,6 +38,7 @@ from numba import njit
 from evaluators.oracles.double_double import dd_add
 from evaluators.oracles.nested_dissection import grouped_dissection
 from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
+from evaluators.oracles.skew_front_half import eliminate_front_half
 
 PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
@@ -53,12 +54,14 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats):
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats, half):
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic;
     track: a running error analysis gives the bound (else 0; the entries of A are taken as
-    exact: the rounding of the caller's inputs is the caller's to bound). Fills front_stats[t] = (front size, fully summed, left over) when
-    it has a row per tree node. -inf when A is singular (numerically: no acceptable pivot)."""
+    exact: the rounding of the caller's inputs is the caller's to bound); half (without track):
+    fronts eliminated on one triangle. Fills front_stats[t] = (front size, fully summed, left
+    over) when it has a row per tree node. -inf when A is singular (numerically: no acceptable
+    pivot)."""
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     err = 0.0
     N = perm.shape[0]
@@ -137,8 +140,11 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
         nb = first  # children popped; their storage is reused
         vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
         itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
-        lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
-        err += e
+        if half and not track:
+            lp, n, loc = eliminate_front_half(H, L, ext, k, u if f > k else 0.0)
+        else:
+            lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
+            err += e
         y = lp - comp
         tt = total + y
         comp = (tt - total) - y
@@ -174,16 +180,21 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
-                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None) -> float:
+                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
+                     cold_layout: bool | None = None) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
     keeps together (default: single nodes); coords: one (x, y) per group to steer the dissection
     (BFS distances when None); extended: double-double arithmetic (about 10x slower, 16 more
     digits). front_stats: a list that receives an array of (front size, fully summed nodes,
-    delayed nodes) per front. Returns -inf when A is singular.
+    delayed nodes) per front. cold_layout (default: with extended): separators that leave every
+    cut group an even remainder, and the one-triangle front kernel
+    (:mod:`evaluators.oracles.skew_front_half`); False gives the layout of the bounded run.
+    Returns -inf when A is singular.
     """
-    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats)[0]
+    cold = extended if cold_layout is None else cold_layout
+    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats, cold)[0]
 
 
 def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
@@ -195,11 +206,11 @@ def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.
     and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
     sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
     (-inf, inf) when A is (numerically) singular."""
-    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None)
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False)
     return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
 
 
-def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats):
+def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, cold):
     N = A.shape[0]
     if N == 0:
         return 0.0, 0.0
@@ -208,11 +219,11 @@ def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, fron
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes)
+    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, cold)
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
     value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                                        csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats)
+                                       float(u), bool(extended), bool(track), stats, cold and not track)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)
