@@ -90,7 +90,7 @@ def test_cold_layout_gives_the_same_log_pfaffian_with_fewer_delayed_pivots(beta)
     for seed in range(3):
         A, _, group_ptr, coords = p04_matrix(32, beta, seed)
         plain_stats, cold_stats = [], []
-        plain = log_abs_pfaffian(A, group_ptr, coords, extended=True, cold_layout=False, front_stats=plain_stats)
-        cold = log_abs_pfaffian(A, group_ptr, coords, extended=True, front_stats=cold_stats)
+        plain = log_abs_pfaffian(A, group_ptr, coords, extended=True, half_kernel=False, front_stats=plain_stats)
+        cold = log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, front_stats=cold_stats)
         assert abs(cold - plain) <= 1e-13 * abs(plain), (beta, seed)
         assert cold_stats[0][:, 2].sum() < 0.75 * plain_stats[0][:, 2].sum(), (beta, seed)
