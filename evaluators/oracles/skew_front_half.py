@@ -154,6 +154,67 @@ def _refresh_stats(H, i, na, row_touched, dense, tm, tc, pm, pc, touched, isfs, 
 
 
 @njit(cache=True)
+def _lower_maxima(H, na, isfs, tm, tc, pm, pc):
+    """Largest |entry| of every row of the active block (tm, at column tc) and its largest
+    fully summed partner (pm, at pc), read once from the lower triangle: a row's own part in
+    ascending columns, then its column below the diagonal, so the first maximum is kept."""
+    for i in range(na):
+        tmi, tci, pmi, pci = 0.0, -1, 0.0, -1
+        fs_i = isfs[i]
+        Hi = H[i]
+        for j in range(i):
+            v = abs(Hi[j])
+            if v > tmi:
+                tmi, tci = v, j
+            if v > pmi and isfs[j]:
+                pmi, pci = v, j
+            if v > tm[j]:
+                tm[j], tc[j] = v, i
+            if v > pm[j] and fs_i:
+                pm[j], pc[j] = v, i
+        tm[i], tc[i], pm[i], pc[i] = tmi, tci, pmi, pci
+
+
+@njit(cache=True)
+def _sparse_update(H, L, ext, p, q, ph, pl, nzj, nz, isfs, tm, tc, pm, pc):
+    """S_ij += a_i S_pj - b_i S_qj, a_i = S_qi / S_pq, b_i = S_pi / S_pq, for j < i both among the
+    nonzero columns nzj[:nz] of the pivot rows; the largest new |S_ij| of each touched row (and
+    its largest fully summed partner) is kept on the way, as :func:`_lower_maxima` would."""
+    for t in range(nz):
+        i = nzj[t]
+        tm[i], tc[i], pm[i], pc[i] = 0.0, -1, 0.0, -1
+    for t in range(nz):
+        i = nzj[t]
+        fs_i = isfs[i]
+        if ext:
+            ah, al = dd_div(H[q, i], L[q, i], ph, pl)
+            bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
+        else:
+            ah = H[q, i] / ph
+            bh = H[p, i] / ph
+            al = bl = 0.0
+        tmi, tci, pmi, pci = 0.0, -1, 0.0, -1
+        for r in range(t):
+            j = nzj[r]
+            if ext:
+                v, lo = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j], bh, bl, H[q, j], L[q, j])
+                H[i, j], L[i, j] = v, lo
+            else:
+                v = H[i, j] + (ah * H[p, j] - bh * H[q, j])
+                H[i, j] = v
+            v = abs(v)
+            if v > tmi:
+                tmi, tci = v, j
+            if v > pmi and isfs[j]:
+                pmi, pci = v, j
+            if v > tm[j]:
+                tm[j], tc[j] = v, i
+            if v > pm[j] and fs_i:
+                pm[j], pc[j] = v, i
+        tm[i], tc[i], pm[i], pc[i] = tmi, tci, pmi, pci
+
+
+@njit(cache=True)
 def eliminate_front_half(H, L, ext, k, u):
     """Eliminate 2 x 2 pivots among the first k (fully summed) positions of the dense skew front
     hi + lo = H + L in place (L only if ext; both read from their lower triangles), moving
@@ -211,39 +272,23 @@ def eliminate_front_half(H, L, ext, k, u):
                 nz += 1
                 touched[j] = True
         dense = nz == na
-        for t in range(nz):
-            i = nzj[t]
-            tm[i], tc[i], pm[i], pc[i] = 0.0, -1, 0.0, -1
-        # S_ij += a_i S_pj - b_i S_qj, a_i = S_qi / S_pq, b_i = S_pi / S_pq, for j < i; the largest
-        # new |S_ij| of each row (and fully summed partner) is kept on the way, for both rows
-        for t in range(nz):
-            i = nzj[t]
-            fs_i = isfs[i]
-            if ext:
-                ah, al = dd_div(H[q, i], L[q, i], ph, pl)
-                bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
-            else:
-                ah = H[q, i] / ph
-                bh = H[p, i] / ph
-            tmi, tci, pmi, pci = 0.0, -1, 0.0, -1
-            for r in range(t):
-                j = r if dense else nzj[r]
+        if dense:  # plain contiguous loops (vectorised), then the maxima in a second pass
+            for i in range(na):
+                Hi, Hp, Hq = H[i], H[p], H[q]
                 if ext:
-                    v, lo = dd_axpy2(H[i, j], L[i, j], ah, al, H[p, j], L[p, j], bh, bl, H[q, j], L[q, j])
-                    H[i, j], L[i, j] = v, lo
+                    ah, al = dd_div(H[q, i], L[q, i], ph, pl)
+                    bh, bl = dd_div(H[p, i], L[p, i], ph, pl)
+                    Li, Lp, Lq = L[i], L[p], L[q]
+                    for j in range(i):
+                        Hi[j], Li[j] = dd_axpy2(Hi[j], Li[j], ah, al, Hp[j], Lp[j], bh, bl, Hq[j], Lq[j])
                 else:
-                    v = H[i, j] + (ah * H[p, j] - bh * H[q, j])
-                    H[i, j] = v
-                v = abs(v)
-                if v > tmi:
-                    tmi, tci = v, j
-                if v > pmi and isfs[j]:
-                    pmi, pci = v, j
-                if v > tm[j]:
-                    tm[j], tc[j] = v, i
-                if v > pm[j] and fs_i:
-                    pm[j], pc[j] = v, i
-            tm[i], tc[i], pm[i], pc[i] = tmi, tci, pmi, pci
+                    ah = H[q, i] / ph
+                    bh = H[p, i] / ph
+                    for j in range(i):
+                        Hi[j] += ah * Hp[j] - bh * Hq[j]
+            _lower_maxima(H, na, isfs, tm, tc, pm, pc)
+        else:
+            _sparse_update(H, L, ext, p, q, ph, pl, nzj, nz, isfs, tm, tc, pm, pc)
         for i in range(na):
             if isfs[i]:
                 _refresh_stats(H, i, na, touched[i], dense, tm, tc, pm, pc, touched, isfs, rowmax, rmcol, cval, cpart)
