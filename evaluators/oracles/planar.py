@@ -23,8 +23,17 @@ skew elimination with pivoting by size loses about eps * exp(3.5 beta |J|) when 
 couplings make leading orders cancel (up to 3e-4 in ln Z on 12 x 12 +-J at beta = 8, a few
 percent of instances). So the elimination runs in float64 while beta * max|J| <= 3 (measured
 error <= 1e-11 in ln Z up to beta |J| = 4, 256 x 16 strips included) and in double-double
-arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 4x
-slower). "auto" is "low_t" with that choice of arithmetic.
+arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 3x
+the float64 CPU time at L = 256). "auto" is "low_t" with that choice of arithmetic. Above
+beta |J| = ln(1/u)/2 ~ 2.3 (weights below the pivot threshold) the elimination uses the cold
+layout of :mod:`evaluators.oracles.skew_pfaffian` (fewer delayed pivots; same values).
+
+Not a way out (measured, not kept): rescaling rows and columns by a ground-state matching
+(minimum-weight T-join by PyMatching, wall ports scaled by exp(|K|)) to free float64 of the
+cancellation. A diagonal scaling cannot make every entry <= 1 with the ground-state matching at
+1 here: a triangle unit is an odd cycle, so the bound needs blossom (odd-set) terms that no
+row/column scaling expresses, and the scaled matrix keeps entries up to exp(2|K|). At beta = 8
+the float64 error moved from 7e-5 / 2e-4 / 9e-5 to 2e-6 / 4e-5 / 1e-3 (P04 64 seeds 0, 1; 128).
 
 Colder, fixed precision runs out: with equal |J| (+-J) terms exp(-4 beta |J|) fall below the
 double-double unit roundoff and are absorbed into O(1) entries whose leading orders then cancel,
