@@ -3,7 +3,9 @@ coordinate bisection, with cuts that never pass through a group of nodes (separa
 nodes next to a cut, on the side with fewer of them).
 
 Coordinates only steer the fill (any coordinates give the same Pfaffian, just slower); when a
-model has no geometry, two BFS distance fields serve as a rough 2D layout.
+model has no geometry, two BFS distance fields serve as a rough 2D layout. Optionally
+(``even_remainder``, the cold layout of :mod:`evaluators.oracles.skew_pfaffian`) a separator takes
+one more node of each group it would otherwise leave an odd number of nodes below it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,45 @@ from scipy.sparse.csgraph import shortest_path
 
 
 @njit(cache=True)
-def nested_dissection(coords, group, indptr, nbr, leaf_size):
+def _even_remainders(seg_sorted, is_b, side, sep_side, group, indptr, nbr):
+    """Separator nodes so that every group cut by the separator keeps an even number of nodes
+    below it. Why: a group of the expanded dual is held together by weight-1 edges; an odd
+    remainder leaves one node whose weight-1 entry points into the separator and whose other
+    entries are weights exp(-2|K|), so the threshold test delays it (ratio exp(-2|K|) < u when
+    cold) up the tree, growing every front above it. The node added is one next to the group's
+    separator nodes (it takes the weight-1 entry along). Groups are runs of seg_sorted."""
+    n = len(seg_sorted)
+    a = 0
+    while a < n:
+        b = a
+        nsep = 0
+        while b < n and group[seg_sorted[b]] == group[seg_sorted[a]]:
+            nsep += is_b[b]
+            b += 1
+        if nsep > 0 and (b - a - nsep) % 2 == 1 and side[seg_sorted[a]] == sep_side:
+            pick = -1
+            for i in range(a, b):
+                if is_b[i]:
+                    continue
+                if pick < 0:
+                    pick = i
+                v = seg_sorted[i]
+                for q in range(indptr[v], indptr[v + 1]):
+                    for j in range(a, b):
+                        if seg_sorted[j] == nbr[q] and is_b[j]:
+                            pick = i
+            is_b[pick] = True
+        a = b
+
+
+@njit(cache=True)
+def nested_dissection(coords, group, indptr, nbr, leaf_size, even_remainder):
     """Recursive coordinate bisection of the nodes; nodes of one group (same coordinates) land
     on the same side of every cut, and the separator is the smaller side's nodes with an edge
-    across. Returns (perm, own_lo, own_hi, n_child) with tree nodes in postorder; tree node t
-    owns perm[own_lo[t]:own_hi[t]], its subtree is contiguous in perm."""
+    across (with even_remainder, plus one more node of each group that would otherwise keep an
+    odd number of nodes below the cut: see :func:`_even_remainders`). Returns (perm, own_lo,
+    own_hi, n_child) with tree nodes in postorder; tree node t owns perm[own_lo[t]:own_hi[t]],
+    its subtree is contiguous in perm."""
     N = coords.shape[0]
     perm = np.arange(N)
     side = np.full(N, -1, np.int64)
@@ -74,6 +110,8 @@ def nested_dissection(coords, group, indptr, nbr, leaf_size):
                 else:
                     nb1 += 1
         sep_side = 0 if nb0 <= nb1 else 1
+        if even_remainder:
+            _even_remainders(seg_sorted, is_b, side, sep_side, group, indptr, nbr)
         # new order: [side 0 minus sep][side 1 minus sep][sep]
         k = 0
         for pass_side in range(2):
@@ -146,10 +184,12 @@ def bfs_coordinates(G) -> np.ndarray:
     return np.stack([da, dc], axis=1)
 
 
-def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, leaf_nodes: int):
+def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, leaf_nodes: int,
+                       even_remainder: bool = False):
     """Nested dissection of the graph of ``csr`` whose cuts never pass through a group
     group_ptr[g]:group_ptr[g+1] (separators are the nodes next to a cut, on one side).
-    ``coords``: one (x, y) per group, or None for BFS distances on the group graph.
+    ``coords``: one (x, y) per group, or None for BFS distances on the group graph;
+    ``even_remainder``: cut groups keep an even number of nodes below the separator.
     Returns (perm, own_lo, own_hi, n_child) over nodes, tree nodes in postorder."""
     sizes = np.diff(group_ptr)
     group_of = np.repeat(np.arange(len(sizes)), sizes)
@@ -160,4 +200,4 @@ def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, le
         coords = bfs_coordinates(G)
     node_coords = np.ascontiguousarray(np.repeat(coords, sizes, axis=0), dtype=np.float64)
     return nested_dissection(node_coords, group_of.astype(np.int64), csr.indptr.astype(np.int64),
-                             csr.indices.astype(np.int64), int(leaf_nodes))
+                             csr.indices.astype(np.int64), int(leaf_nodes), bool(even_remainder))

@@ -3,8 +3,8 @@ measured in the same process (seconds, ratios, and the difference in log Z betwe
 
 - tn: P06 (random 3-regular +-1 glass, beta = 1): the greedy path (Rust and Python path
   finders), the landed search and executor settings, and the current ones.
-- planar: P04 (+-J grid): the oracle end to end; the elimination in float64 and double-double,
-  face-grouped order against the single-unit order; the cost and size of the running error bound.
+- planar: P04 (+-J grid), CPU seconds: the oracle end to end; the elimination in float64 and in
+  double-double, the cold layout against the plain one; the cost and size of the running bound.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
   tensor network and the transfer matrix.
 """
@@ -122,15 +122,24 @@ def format_tn(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 8.0, 20.0, 100.0))),
-                 bounded_max_L: int = 64, baseline_max_L: int = 256, seed: int = 0, warm_up: bool = True) -> list[dict]:
-    """One row per (L, beta): the oracle end to end (``planar_log_z``: its arithmetic and, cold,
-    its certified ground-state line or a refusal), and the elimination alone in float64 and
-    double-double, in the face-grouped order against the single-unit order it replaced (the
-    baseline, up to baseline_max_L), with their differences in log Z; up to bounded_max_L also
-    float64 with the running error bound."""
+def _cpu_timed(fn, *args, **kw):
+    """(value, CPU seconds of this process): the planar kernels are single-threaded, and CPU time
+    does not count the waits for a core that a loaded machine adds to the wall clock."""
+    start = time.process_time()
+    value = fn(*args, **kw)
+    return value, time.process_time() - start
+
+
+def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0, 20.0, 100.0))),
+                 bounded_max_L: int = 64, seed: int = 0, warm_up: bool = True) -> list[dict]:
+    """One row per (L, beta), CPU seconds: the oracle end to end (``planar_log_z``: its
+    arithmetic and, cold, its certified ground-state line or a refusal), and the Pfaffian
+    elimination alone in float64 and in double-double, each in the layout the oracle now uses
+    (even-remainder separators above EVEN_SEPARATORS_ABOVE; one-triangle fronts in double-double)
+    against the plain layout and full-storage kernel (the baseline), with delayed pivots and
+    differences in log Z; up to bounded_max_L also float64 with the running error bound."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.planar import _setup, planar_log_z
+    from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
     from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 
     if warm_up:  # compile every kernel first (numba), so no row pays for it
@@ -143,23 +152,25 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 8.0, 20.0,
             model = base.with_beta(beta)
             row = {"L": L, "beta": beta}
             try:
-                row["oracle"], row["oracle_s"] = _timed(planar_log_z, model)
+                row["oracle"], row["oracle_s"] = _cpu_timed(planar_log_z, model)
             except TooLarge:
                 row["oracle"], row["oracle_s"] = None, None
             emb, K, _, _ = _setup(model, "low_t")
-            for order, units in (("face", 4), ("unit", 1)):
-                for arith, ext in (("f64", False), ("dd", True)):
-                    row[f"{order}_{arith}"] = row[f"{order}_{arith}_s"] = None
-                    if order == "unit" and L > baseline_max_L:
-                        continue
-                    A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K, units)
-                    row[f"{order}_{arith}"], row[f"{order}_{arith}_s"] = _timed(
-                        log_abs_pfaffian, A, group_ptr, coords, extended=ext)
-            row["abs_diff"] = abs(row["face_f64"] - row["face_dd"])
+            A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K)
+            cold = float(np.abs(K).max()) > EVEN_SEPARATORS_ABOVE
+            for name, ext, new in (("f64_old", False, False), ("f64", False, True),
+                                   ("dd_old", True, False), ("dd", True, True)):
+                stats: list = []
+                row[name], row[f"{name}_s"] = _cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=ext,
+                                                         even_separators=new and cold, half_kernel=new and ext,
+                                                         front_stats=stats)
+                row[f"{name}_delayed"] = int(stats[0][:, 2].sum())
+            row["abs_diff"] = abs(row["f64"] - row["dd"])
+            row["dd_diff"] = abs(row["dd"] - row["dd_old"])
             row["float64_bound"] = row["float64_bound_s"] = None
             if L <= bounded_max_L:
-                A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K)
-                (_, row["float64_bound"]), row["float64_bound_s"] = _timed(log_abs_pfaffian_bounded, A, group_ptr, coords)
+                (_, row["float64_bound"]), row["float64_bound_s"] = _cpu_timed(log_abs_pfaffian_bounded, A,
+                                                                               group_ptr, coords)
             rows.append(row)
     return rows
 
@@ -168,18 +179,23 @@ def format_planar(rows: list[dict]) -> str:
     def cell(r, key):
         return f"{r[key]:.2f} s" if r.get(key) is not None else "-"
 
-    head = (f"{'L':>4}  {'beta':>5}  {'oracle':>8}  {'f64 face':>8}  {'f64 unit':>8}  {'ratio':>6}  {'dd face':>8}  "
-            f"{'dd unit':>8}  {'ratio':>6}  {'|f64 - dd|':>10}  {'|face-unit|':>11}  {'f64+bound':>9}  {'bound':>8}")
-    lines = ["P04, +-J grid: the oracle end to end ('-': refused), and the Pfaffian elimination alone in the",
-             "face-grouped order against the single-unit order (baseline); matrix build excluded",
+    def ratio(r, name):
+        return f"{r[f'{name}_old_s'] / max(r[f'{name}_s'], 1e-9):5.1f}x"
+
+    head = (f"{'L':>4}  {'beta':>5}  {'oracle':>8}  {'f64 old':>8}  {'f64 new':>8}  {'ratio':>6}  {'dd old':>8}  "
+            f"{'dd new':>8}  {'ratio':>6}  {'delayed old / new':>17}  {'|new - old|':>11}  {'|f64 - dd|':>10}  "
+            f"{'f64+bound':>9}  {'bound':>8}")
+    lines = ["P04, +-J grid, CPU seconds: the oracle end to end ('-': refused), and the Pfaffian elimination alone",
+             "(matrix build excluded) in float64 and double-double, in the plain layout (old) and the cold layout",
+             "the oracle now uses (new); delayed pivots and |new - old| of double-double",
              head, "-" * len(head)]
     for r in rows:
-        ratios = [f"{r[f'unit_{a}_s'] / r[f'face_{a}_s']:5.1f}x" if r[f"unit_{a}_s"] else "-" for a in ("f64", "dd")]
-        diff = f"{abs(r['face_dd'] - r['unit_dd']):.1e}" if r["unit_dd"] is not None else "-"
         b = f"{r['float64_bound']:.1e}" if r["float64_bound"] is not None else "-"
-        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {cell(r, 'oracle_s'):>8}  {cell(r, 'face_f64_s'):>8}  "
-                     f"{cell(r, 'unit_f64_s'):>8}  {ratios[0]:>6}  {cell(r, 'face_dd_s'):>8}  {cell(r, 'unit_dd_s'):>8}  "
-                     f"{ratios[1]:>6}  {r['abs_diff']:>10.1e}  {diff:>11}  {cell(r, 'float64_bound_s'):>9}  {b:>8}")
+        delayed = f"{r['dd_old_delayed']} / {r['dd_delayed']}"
+        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {cell(r, 'oracle_s'):>8}  {cell(r, 'f64_old_s'):>8}  "
+                     f"{cell(r, 'f64_s'):>8}  {ratio(r, 'f64'):>6}  {cell(r, 'dd_old_s'):>8}  {cell(r, 'dd_s'):>8}  "
+                     f"{ratio(r, 'dd'):>6}  {delayed:>17}  {r['dd_diff']:>11.1e}  {r['abs_diff']:>10.1e}  "
+                     f"{cell(r, 'float64_bound_s'):>9}  {b:>8}")
     return "\n".join(lines)
 
 

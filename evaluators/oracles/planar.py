@@ -23,8 +23,17 @@ skew elimination with pivoting by size loses about eps * exp(3.5 beta |J|) when 
 couplings make leading orders cancel (up to 3e-4 in ln Z on 12 x 12 +-J at beta = 8, a few
 percent of instances). So the elimination runs in float64 while beta * max|J| <= 3 (measured
 error <= 1e-11 in ln Z up to beta |J| = 4, 256 x 16 strips included) and in double-double
-arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 4x
-slower). "auto" is "low_t" with that choice of arithmetic.
+arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 3x
+the float64 CPU time at L = 256). "auto" is "low_t" with that choice of arithmetic. Above
+beta |J| = ln(1/u)/2 ~ 2.3 (weights below the pivot threshold) the elimination uses the cold
+layout of :mod:`evaluators.oracles.skew_pfaffian` (fewer delayed pivots; same values).
+
+Not a way out (measured, not kept): rescaling rows and columns by a ground-state matching
+(minimum-weight T-join by PyMatching, wall ports scaled by exp(|K|)) to free float64 of the
+cancellation. A diagonal scaling cannot make every entry <= 1 with the ground-state matching at
+1 here: a triangle unit is an odd cycle, so the bound needs blossom (odd-set) terms that no
+row/column scaling expresses, and the scaled matrix keeps entries up to exp(2|K|). At beta = 8
+the float64 error moved from 7e-5 / 2e-4 / 9e-5 to 2e-6 / 4e-5 / 1e-3 (P04 64 seeds 0, 1; 128).
 
 Colder, fixed precision runs out: with equal |J| (+-J) terms exp(-4 beta |J|) fall below the
 double-double unit roundoff and are absorbed into O(1) entries whose leading orders then cancel,
@@ -58,13 +67,18 @@ from evaluators.oracles.dual_pfaffian import FACE_GROUP_UNITS, dual_pfaffian_mat
 from evaluators.oracles.kac_ward import kac_ward_matrix
 from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multiples
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
-from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+from evaluators.oracles.skew_pfaffian import PIVOT_THRESHOLD, log_abs_pfaffian, log_abs_pfaffian_bounded
 from tasks.model import IsingModel
 
 METHODS = ("auto", "high_t", "low_t")
 PRECISIONS = ("auto", "double", "double-double")
 #: above this beta * max|J| the low-temperature elimination runs in double-double arithmetic
 DOUBLE_DOUBLE_ABOVE = 3.0
+#: above this beta * max|J| weights exp(-2 beta |J|) fall below the pivot threshold u (0.01)
+#: relative to weight-1 entries, and the dissection's separators leave each cut face group an
+#: even remainder (:mod:`evaluators.oracles.skew_pfaffian`, the cold layout; below it they only
+#: grow the fronts: P04 L = 256 float64 CPU 1.07 -> 1.24 s at beta = 1.5, 2.10 -> 1.45 s at 2.5)
+EVEN_SEPARATORS_ABOVE = 0.5 * math.log(1.0 / PIVOT_THRESHOLD)
 #: beyond this beta * max|J| the weights exp(-2 beta |J|) underflow float64
 MAX_BETA_J = 350.0
 #: above this beta * max|J| double-double can lose the ground-state count itself (measured: a
@@ -151,7 +165,7 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if top > MAX_BETA_J or _needs_cold_guard(walled):
         return shift + _cold_log_z(emb, K, top, extended)
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
-    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended)
+    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended, even_separators=top > EVEN_SEPARATORS_ABOVE)
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value

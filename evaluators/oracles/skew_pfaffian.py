@@ -24,10 +24,20 @@ The elimination is multifrontal:
   complete pivoting. Growth per step is bounded by 1 + 2/u; u = 0.01 (MA57's default) gave
   the same accuracy as u = 0.1 .. 0.9 with 2-4x less work (fewer delayed pivots).
 
-Measured (P04, 2 shared cores, with the face-grouped dissection of
-:mod:`evaluators.oracles.dual_pfaffian`; ``evolve perf planar``): L = 64 about 0.1 s in float64 /
-0.15-0.4 s in double-double; L = 256 2.5 / 3.5 s at beta = 1 and 2.3-3.7 / 9-13 s colder (more
-delayed pivots at low temperature).
+The cold layout (``even_separators``, which the planar oracle sets once beta |J| > 2.3, and
+``half_kernel``, on by default in double-double): when a cut leaves an odd number of a face group's nodes below a separator, one of
+them keeps a weight-1 entry into the separator while its other entries are weights
+exp(-2 beta |J|); the threshold test rejects it (ratio below u once beta |J| > 2.3) and it is
+delayed to every front above, which grows them (P04 L = 256 at beta = 8: 118k delayed pivots,
+root front 1018 against 399 at beta = 1). The dissection therefore gives such a group one more
+separator node (:func:`evaluators.oracles.nested_dissection.nested_dissection`, even_remainder:
+118k -> 44k delayed), and the fronts are eliminated on one triangle
+(:mod:`evaluators.oracles.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
+The running error bound keeps the plain layout and the full-storage kernel it was analysed for.
+
+Measured (P04, CPU seconds on 2 loaded cores, ``evolve perf planar``; README for the table):
+L = 64 0.03-0.05 s in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1,
+2.1-2.5 s colder, and 6-7.5 s in double-double at beta = 3 .. 8 (the plain layout: 8-9 s).
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from numba import njit
 from evaluators.oracles.double_double import dd_add
 from evaluators.oracles.nested_dissection import grouped_dissection
 from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
+from evaluators.oracles.skew_front_half import eliminate_front_half
 
 PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
@@ -53,12 +64,14 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats):
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats, half):
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic;
     track: a running error analysis gives the bound (else 0; the entries of A are taken as
-    exact: the rounding of the caller's inputs is the caller's to bound). Fills front_stats[t] = (front size, fully summed, left over) when
-    it has a row per tree node. -inf when A is singular (numerically: no acceptable pivot)."""
+    exact: the rounding of the caller's inputs is the caller's to bound); half (without track):
+    fronts eliminated on one triangle. Fills front_stats[t] = (front size, fully summed, left
+    over) when it has a row per tree node. -inf when A is singular (numerically: no acceptable
+    pivot)."""
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     err = 0.0
     N = perm.shape[0]
@@ -137,8 +150,11 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
         nb = first  # children popped; their storage is reused
         vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
         itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
-        lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
-        err += e
+        if half and not track:
+            lp, n, loc = eliminate_front_half(H, L, ext, k, u if f > k else 0.0)
+        else:
+            lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
+            err += e
         y = lp - comp
         tt = total + y
         comp = (tt - total) - y
@@ -174,16 +190,23 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
-                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None) -> float:
+                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
+                     even_separators: bool = False, half_kernel: bool | None = None) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
     keeps together (default: single nodes); coords: one (x, y) per group to steer the dissection
     (BFS distances when None); extended: double-double arithmetic (about 10x slower, 16 more
     digits). front_stats: a list that receives an array of (front size, fully summed nodes,
-    delayed nodes) per front. Returns -inf when A is singular.
+    delayed nodes) per front. even_separators: separators that leave every cut group an even
+    remainder (for cold Kasteleyn matrices, see above); half_kernel: fronts eliminated on one
+    triangle (:mod:`evaluators.oracles.skew_front_half`; default: in double-double, where it
+    halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
+    bounded run. Returns -inf when A is singular.
     """
-    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats)[0]
+    half = extended if half_kernel is None else half_kernel
+    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats,
+                             even_separators, half)[0]
 
 
 def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
@@ -195,11 +218,11 @@ def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.
     and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
     sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
     (-inf, inf) when A is (numerically) singular."""
-    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None)
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False)
     return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
 
 
-def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats):
+def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half):
     N = A.shape[0]
     if N == 0:
         return 0.0, 0.0
@@ -208,11 +231,11 @@ def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, fron
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes)
+    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even)
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
     value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                                        csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats)
+                                       float(u), bool(extended), bool(track), stats, half and not track)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)
