@@ -11,12 +11,18 @@ measured in the same process (seconds, ratios, and the difference in log Z betwe
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from cotengra.contract import einsum as ctg_einsum
+from cotengra.contract import tensordot as ctg_tensordot
+from threadpoolctl import threadpool_limits
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.linear_contraction import TINY, RangeExceeded, log_sum
 from tasks.model import IsingModel
 from tasks.registry import get_task
 
@@ -27,6 +33,39 @@ def _timed(fn, *args, **kw):
     start = time.perf_counter()
     value = fn(*args, **kw)
     return value, time.perf_counter() - start
+
+
+def _cotengra_linear_log(tree, log_arrays, slice_workers: int = 2) -> float:
+    """The float64 executor before issue 18's third pass (the baseline of the executor's ratio):
+    cotengra's own contraction with stripped exponents (abs, max and divide after each pairwise
+    product) and numpy's transposes, each intermediate checked for underflow as in
+    :mod:`evaluators.oracles.linear_contraction`; slices ``slice_workers`` at a time in threads,
+    with one BLAS thread."""
+    def check(out, summed):
+        if out.size and not float(out.min()) >= summed * TINY:
+            raise RangeExceeded
+        return out
+
+    def checked_tensordot(a, b, axes):
+        return check(ctg_tensordot(a, b, axes), math.prod(a.shape[i] for i in axes[0]))
+
+    def checked_einsum(eq, a, b=None):
+        out = ctg_einsum(eq, a, b)
+        lhs, rhs = eq.split("->")
+        sizes = {}
+        for term, arr in zip(lhs.split(","), (a, b)):
+            sizes.update(zip(term, arr.shape))
+        return check(out, math.prod(sizes[c] for c in set(lhs.replace(",", "")) - set(rhs)))
+
+    arrays = [np.exp(a) for a in log_arrays]
+
+    def one_slice(i: int) -> float:
+        mantissa, exponent10 = tree.contract_slice(arrays, i, strip_exponent=True,
+                                                   implementation=(checked_einsum, checked_tensordot))
+        return math.log(float(mantissa)) + float(exponent10) * math.log(10.0)
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=slice_workers) as pool:
+        return log_sum(list(pool.map(one_slice, range(tree.nslices))))
 
 
 def _landed_tree(tn, net, max_width):
