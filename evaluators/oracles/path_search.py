@@ -2,10 +2,11 @@
 
 The search stops once it has run about as long as its best tree would take to contract
 (``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at ``CONTRACT_RATE``), or after
-``max_trials`` trials. It starts in this process; when the first ``PROBE_TRIALS`` trials predict a
-search longer than ``POOL_WORTH_S`` it goes on in a pool of ``SEARCH_WORKERS`` processes (spawned,
-so nothing of this process - Ray's threads, BLAS's - is forked; shut down when the search ends),
-the same optimizer carrying its hyper-parameter model across. The trials are independent, so two
+``max_trials`` trials. It starts in this process, one trial at a time; when the first
+``PROBE_TRIALS`` trials leave more than ``POOL_WORTH_S`` of search to go, it goes on in a pool of
+``SEARCH_WORKERS`` processes (spawned, so nothing of this process - Ray's threads, BLAS's - is
+forked; shut down when the search ends), the same optimizer carrying its hyper-parameter model
+across. The trials are independent, so two
 workers run twice the trials in the same time. No pool where one cannot be had (a daemonic
 process may not have children) or when it breaks: the search goes on here.
 """
@@ -93,10 +94,13 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
             opt.search(list(inputs), (), size_dict)
 
     def done() -> bool:
+        if not opt.scores:
+            return False
         return len(opt.scores) >= max_trials or time.perf_counter() - start > _best_seconds(opt)
 
-    run(PROBE_TRIALS)
-    pool = None if done() or _best_seconds(opt) < POOL_WORTH_S else _pool(workers)
+    while len(opt.scores) < PROBE_TRIALS and not done():
+        run(1)
+    pool = None if done() or _best_seconds(opt) - (time.perf_counter() - start) < POOL_WORTH_S else _pool(workers)
     try:
         if pool is not None:
             opt.parallel = pool

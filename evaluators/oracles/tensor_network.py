@@ -47,7 +47,7 @@ from evaluators.oracles.path_search import COMBO_FACTOR, SEARCH_MINIMIZE, search
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
-MAX_FLOPS = 3e11  # about a minute or two at the 2-7 GFlop/s these contractions reach here: beyond, TooLarge
+MAX_FLOPS = 1e12  # about a minute at the 1-2e10 flop/s the executor reaches on two cores here: beyond, TooLarge
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
 SPLIT_FLOPS = 1e8  # a cheaper contraction is not worth splitting into slices for the threads
 # greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
