@@ -8,6 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from evaluators.oracles import binary_permute
 from evaluators.oracles import linear_contraction as lin
 from evaluators.oracles import tensor_network as tn
 from evaluators.oracles.binary_permute import permute_binary
@@ -24,6 +25,17 @@ def test_permute_binary_is_numpys_transpose(k):
     for perm in perms:
         got = permute_binary(x, perm)
         assert got.flags.c_contiguous and np.array_equal(got, x.transpose(perm)), perm
+
+
+def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
+    """Small tables and blocks, so every part of the blocked copy is exercised at 2^15 entries."""
+    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    rng = np.random.default_rng(5)
+    x = rng.random((2,) * 15)
+    for bits in (2, 3, 5):
+        monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
+        for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
+            assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)
 
 
 def test_permute_binary_falls_back_to_numpy_off_its_domain():
