@@ -2,6 +2,7 @@
 or breaks, and the searched trees' contractions against the transfer matrix."""
 
 import multiprocessing
+import sys
 from concurrent.futures.process import BrokenProcessPool
 
 import networkx as nx
@@ -108,3 +109,31 @@ def test_auto_paths_search_when_greedy_is_costly(monkeypatch, eager_pool):
 def test_predicted_seconds_weighs_writes():
     assert ps.predicted_seconds(2 * ps.CONTRACT_RATE, 0.0) == pytest.approx(2.0)
     assert ps.predicted_seconds(ps.CONTRACT_RATE, ps.CONTRACT_RATE / ps.COMBO_FACTOR) == pytest.approx(2.0)
+
+
+def _search_in_a_ray_worker():
+    """Runs in a Ray worker: a search made to go to its pool, and whether it got one."""
+    made = []
+    make = ps._pool
+    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.CONTRACT_RATE, ps.MAX_SEARCH_TRIALS = 0.0, 2, 1.0, 10
+    ps._pool = lambda workers: made.append(make(workers)) or made[-1]
+    return _searched_log_z(_glass(36, 6)), [pool is not None for pool in made]
+
+
+@pytest.mark.slow
+def test_the_search_gets_its_pool_inside_a_ray_worker():
+    """Evaluators run in Ray workers (not daemonic): the spawned pool works there (Ray's start
+    takes most of the 50-90 s this took on the loaded machine, hence slow)."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR")
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the tests are no package on the worker's path
+    try:
+        value, pools = ray.get(ray.remote(_search_in_a_ray_worker).remote(), timeout=240)
+    finally:
+        if started:
+            ray.shutdown()
+    assert pools == [True]
+    ref = transfer_matrix_log_z(_glass(36, 6))
+    assert abs(value - ref) <= 1e-9 * abs(ref)
