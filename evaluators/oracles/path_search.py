@@ -1,14 +1,14 @@
 """The tensor-network oracle's path search: cotengra's HyperOptimizer, on every core when it is long.
 
 The search stops once it has run about as long as its best tree would take to contract
-(``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at ``CONTRACT_RATE``), or after
-``max_trials`` trials. It starts in this process, one trial at a time; when the first
-``PROBE_TRIALS`` trials leave more than ``POOL_WORTH_S`` of search to go, it goes on in a pool of
-``SEARCH_WORKERS`` processes (spawned, so nothing of this process - Ray's threads, BLAS's - is
-forked; shut down when the search ends), the same optimizer carrying its hyper-parameter model
-across. The trials are independent, so two
-workers run twice the trials in the same time. No pool where one cannot be had (a daemonic
-process may not have children) or when it breaks: the search goes on here.
+(``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at ``CONTRACT_RATE``), but
+not before ``MIN_TRIALS`` trials, or after ``max_trials``. It starts in this process, one trial at
+a time; when the first ``PROBE_TRIALS`` trials leave more than ``POOL_WORTH_S`` of search to go, it
+goes on in a pool of ``SEARCH_WORKERS`` processes (spawned, so nothing of this process - Ray's
+threads, BLAS's - is forked; shut down when the search ends), the same optimizer carrying its
+hyper-parameter model across. The trials are independent, so two workers run twice the trials in
+the same time. No pool where one cannot be had (a daemonic process may not have children) or when
+it breaks: the search goes on here.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ SEARCH_MINIMIZE = f"combo-{COMBO_FACTOR}"  # paths scored by flops + COMBO_FACTO
 CONTRACT_RATE = 2e10  # flops + COMBO_FACTOR x writes per second of the executor with its two slice threads
 MAX_SEARCH_TRIALS = 512
 PROBE_TRIALS = 8  # trials run here before deciding whether the rest is worth a pool
-POOL_WORTH_S = 6.0  # a search predicted to last longer than this goes to the pool (starting it costs ~1 s)
+MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a 2.3e10-flop first find when
+# 2.5e9 was a few trials away (the prediction assumes an idle machine; on a loaded one contraction is slower).
+# 16 cost n = 150 5 s of search at load 8 (0.3 s a trial) for a contraction of 0.05 s
+POOL_WORTH_S = 12.0  # a search predicted to last longer goes to the pool (starting it: 0.5 s idle, seconds at load 8)
 _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping rule
 
 
@@ -96,7 +99,9 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
     def done() -> bool:
         if not opt.scores:
             return False
-        return len(opt.scores) >= max_trials or time.perf_counter() - start > _best_seconds(opt)
+        if len(opt.scores) >= max_trials:
+            return True
+        return len(opt.scores) >= MIN_TRIALS and time.perf_counter() - start > _best_seconds(opt)
 
     while len(opt.scores) < PROBE_TRIALS and not done():
         run(1)
