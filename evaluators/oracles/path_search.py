@@ -8,7 +8,9 @@ goes on in a pool of ``SEARCH_WORKERS`` processes (spawned, so nothing of this p
 threads, BLAS's - is forked; shut down when the search ends), the same optimizer carrying its
 hyper-parameter model across. The trials are independent, so two workers run twice the trials in
 the same time. No pool where one cannot be had (a daemonic process may not have children) or when
-it breaks: the search goes on here.
+it breaks: the search goes on here (as when a spawned worker cannot start: a script run as
+``__main__`` without the ``if __name__ == "__main__"`` guard is re-run by spawned children, which
+multiprocessing refuses).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def _methods() -> list[str]:
 def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                     methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
     """A serial optimizer scored by ``SEARCH_MINIMIZE`` with every trial sliced to 2^max_width
-    floats, stopping once it has run (best predicted seconds) or ``max_trials`` trials. No
+    floats, stopping (used alone, as ``optimize=``) at best flops / (CONTRACT_RATE / 4) seconds
+    or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the oracle
     refines the winner instead."""
