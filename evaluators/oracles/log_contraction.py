@@ -10,9 +10,9 @@ were locally bad by more than 708 / beta), and colder the contraction returned N
 
 Here:
 
-- the linear route runs cotengra's own contraction (with stripped exponents) and checks every
-  intermediate as it is made: all entries are sums of positive products of entries <= 1, and
-  a product that underflows is below 2.3e-308, so an intermediate whose every entry is at least
+- the linear route (:mod:`evaluators.oracles.linear_contraction`) contracts in float64 and checks
+  every intermediate as it is made: all entries are sums of positive products, and a product
+  that underflows is below 2.3e-308, so an intermediate whose every entry is at least
   ``J * TINY`` (J = number of terms summed into each entry) lost less than 2.3e-308 / TINY of
   any entry: exact to rounding. The inputs are checked the same way.
 - when a check fails (cold), the contraction is redone on logs: each entry is a log weight,
@@ -30,72 +30,15 @@ of them at once in threads.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from cotengra.contract import einsum as ctg_einsum
-from cotengra.contract import tensordot as ctg_tensordot
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
-#: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
-TINY = 1e-290
+from evaluators.oracles.linear_contraction import TINY, RangeExceeded, linear_log, log_sum
+
 #: slices contracted at once: one per core here; each holds its own intermediates (up to the budget)
 SLICE_WORKERS = 2
-
-
-class RangeExceeded(ArithmeticError):
-    """An intermediate of the linear contraction has an entry too small to be exact."""
-
-
-def _check(out: np.ndarray, summed: int) -> np.ndarray:
-    if out.size and not float(out.min()) >= summed * TINY:
-        raise RangeExceeded
-    return out
-
-
-def _checked_tensordot(a, b, axes):
-    out = ctg_tensordot(a, b, axes)
-    summed = math.prod(a.shape[i] for i in axes[0]) if not isinstance(axes, int) else math.prod(a.shape[a.ndim - axes:])
-    return _check(out, summed)
-
-
-def _checked_einsum(eq, a, b=None):
-    out = ctg_einsum(eq, a, b)
-    lhs, rhs = eq.split("->")
-    sizes = {}
-    for term, arr in zip(lhs.split(","), (a, b)):
-        sizes.update(zip(term, arr.shape))
-    summed = math.prod(sizes[c] for c in set(lhs.replace(",", "")) - set(rhs))
-    return _check(out, summed)
-
-
-def _log_of(mantissa, exponent10) -> float:
-    mantissa = float(np.asarray(mantissa))
-    if not (mantissa > 0.0 and math.isfinite(mantissa) and math.isfinite(float(exponent10))):
-        raise RangeExceeded
-    return math.log(mantissa) + float(exponent10) * math.log(10.0)
-
-
-def _log_sum(values: list[float]) -> float:
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
-def _linear_log(tree, log_arrays: list[np.ndarray], slice_workers: int) -> float:
-    arrays = [np.exp(a) for a in log_arrays]
-    for a in arrays:
-        _check(a, 1)
-    checked = (_checked_einsum, _checked_tensordot)
-    if tree.nslices == 1 or slice_workers <= 1:
-        return _log_of(*tree.contract(arrays, strip_exponent=True, implementation=checked))
-
-    def one_slice(i: int) -> float:
-        return _log_of(*tree.contract_slice(arrays, i, strip_exponent=True, implementation=checked))
-
-    # numpy releases the GIL in the copies and matmuls, so threads run slices side by side
-    with ThreadPoolExecutor(max_workers=min(slice_workers, tree.nslices)) as pool:
-        return _log_sum(list(pool.map(one_slice, range(tree.nslices))))
 
 
 @njit(cache=True, parallel=True)
@@ -195,7 +138,7 @@ def _log_core(tree, log_arrays: list[np.ndarray]) -> float:
 
 
 def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
-    return _log_sum([_log_core(tree, tree.slice_arrays(log_arrays, i)) for i in range(tree.nslices)])
+    return log_sum([_log_core(tree, tree.slice_arrays(log_arrays, i)) for i in range(tree.nslices)])
 
 
 def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
@@ -208,7 +151,7 @@ def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = Fa
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if not force_log_domain:
             try:
-                return _linear_log(tree, log_arrays, slice_workers)
+                return linear_log(tree, [np.exp(a) for a in log_arrays], slice_workers)
             except RangeExceeded:
                 pass
         return _log_domain_log(tree, log_arrays)

@@ -1,8 +1,8 @@
 """`evolve perf tn | planar | treewidth`: each new oracle path against the baseline it replaces,
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
-- tn: P06 (random 3-regular +-1 glass, beta = 1): the greedy path (Rust and Python path
-  finders), the landed search and executor settings, and the current ones.
+- tn: P06 (random 3-regular +-1 glass, beta = 1): the oracle before issue 18's third pass against
+  now (path search and executor; :mod:`evaluators.oracles.tn_bench`).
 - planar: P04 (+-J grid), CPU seconds: the oracle end to end; the elimination in float64 and in
   double-double, the cold layout against the plain one; the cost and size of the running bound.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
@@ -12,114 +12,19 @@ measured in the same process (seconds, ratios, and the difference in log Z betwe
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.tn_bench import bench_tn, format_tn
 from tasks.model import IsingModel
 from tasks.registry import get_task
-
-BASELINE_MAX_FLOPS = 3e10  # contract a baseline path only when it is predicted to take under a minute
 
 
 def _timed(fn, *args, **kw):
     start = time.perf_counter()
     value = fn(*args, **kw)
     return value, time.perf_counter() - start
-
-
-def _landed_tree(tn, net, max_width):
-    """The path the oracle used before issue 18's second pass (the baseline; it was contracted
-    with default BLAS threads, one slice at a time): greedy, then a KaHyPar-agglomerative
-    search scored by "combo" with every trial sliced to the budget and no subtree
-    reconfiguration, stopped at best flops / 2e9 seconds."""
-    import cotengra as ctg
-
-    shapes = [a.shape for a in net.arrays]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        greedy = ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize="greedy")
-        if greedy.contraction_cost() <= tn.GREEDY_ENOUGH_FLOPS:
-            return tn._within_budget(greedy, max_width)
-        opt = ctg.HyperOptimizer(methods=["kahypar-agglom"], max_repeats=512, max_time="rate:2e9", minimize="combo",
-                                 parallel=False, progbar=False, slicing_opts={"target_size": 2 ** int(max_width)})
-        searched = ctg.array_contract_tree(net.inputs, output=(), shapes=shapes, optimize=opt)
-    return searched if searched.contraction_cost() < greedy.contraction_cost() else tn._within_budget(greedy, max_width)
-
-
-def bench_tn(sizes=(100, 150, 200, 250), seed: int = 0, baseline_max_flops: float = BASELINE_MAX_FLOPS) -> list[dict]:
-    """One row per n: the greedy path (Python and Rust finders), the landed path search and
-    contraction (baseline: combo-scored sliced trials, BLAS at its default thread count) against
-    the current one (``_tree(..., "auto")`` and ``contract_log`` with one BLAS thread), and the
-    current path contracted with default BLAS threads (the executor's ratio on the same path).
-    Baselines predicted to cost more than ``baseline_max_flops`` are not contracted."""
-    import cotengra as ctg
-    from cotengra.pathfinders.path_basic import GreedyOptimizer
-
-    from evaluators.oracles import tensor_network as tn
-
-    task = get_task("P06")
-    tn.tensor_network_log_z(task.to_model(task.probe_params(20, 0, 0), 20).with_beta(1.0))  # JIT warm-up
-    rows = []
-    for n in sizes:
-        model = task.to_model(task.probe_params(n, seed, 0), n).with_beta(1.0)
-        net = tn._build(model)
-        shapes = [a.shape for a in net.arrays]
-        row = {"n": n}
-        for name, opt in (("greedy_python", GreedyOptimizer(accel=False)), ("greedy", "greedy")):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree, secs = _timed(ctg.array_contract_tree, net.inputs, output=(), shapes=shapes, optimize=opt)
-            row[f"{name}_path_s"] = secs
-        row["greedy_flops"] = float(tree.contraction_cost())
-        row["greedy_width"] = float(tree.contraction_width())
-
-        tn._TREE_CACHE.clear()
-        hyper, row["auto_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
-        row.update(auto_flops=float(hyper.contraction_cost()), auto_width=float(hyper.contraction_width()),
-                   auto_slices=int(hyper.nslices))
-        value, row["auto_contract_s"] = _timed(tn.contract_log, hyper, net.arrays)
-        row["auto_total_s"] = row["auto_path_s"] + row["auto_contract_s"]
-        row["log_z"] = net.log_offset + value
-        row["threads_contract_s"] = None
-        if hyper.contraction_cost() <= baseline_max_flops:
-            threads_value, row["threads_contract_s"] = _timed(tn.contract_log, hyper, net.arrays, blas_threads=None)
-            row["threads_abs_diff"] = abs(threads_value - value)
-
-        landed, row["landed_path_s"] = _timed(_landed_tree, tn, net, tn.DEFAULT_MAX_WIDTH)
-        row.update(landed_flops=float(landed.contraction_cost()), landed_slices=int(landed.nslices))
-        row["landed_contract_s"] = None
-        if landed.contraction_cost() <= baseline_max_flops:
-            landed_value, row["landed_contract_s"] = _timed(tn.contract_log, landed, net.arrays, blas_threads=None,
-                                                            slice_workers=1)
-            row["landed_abs_diff"] = abs(landed_value - value)
-        rows.append(row)
-    return rows
-
-
-def format_tn(rows: list[dict]) -> str:
-    def secs(x):
-        return f"{x:.1f} s" if x is not None else "not run"
-
-    head = (f"{'n':>4}  {'greedy path (py / rust)':>24}  {'greedy flops':>12}  "
-            f"{'landed search':>13}  {'flops':>8}  {'contract':>8}  {'total':>8}  "
-            f"{'search':>7}  {'flops':>8}  {'slices':>6}  {'contract':>8}  {'total':>7}  "
-            f"{'same path, BLAS threads':>23}  {'landed/now':>10}")
-    lines = ["P06, random 3-regular +-1 glass, beta = 1 (one spin fixed by the global flip in every variant);",
-             "landed = the previous search, BLAS threads, one slice at a time; now = reconfigured search, one BLAS",
-             "thread, two slices at a time",
-             head, "-" * len(head)]
-    for r in rows:
-        landed_total = (r["landed_path_s"] + r["landed_contract_s"]) if r["landed_contract_s"] is not None else None
-        ratio = f"{landed_total / r['auto_total_s']:.1f}x" if landed_total is not None else "-"
-        lines.append(f"{r['n']:>4}  {r['greedy_python_path_s']:>10.3f} / {r['greedy_path_s']:.3f} s  "
-                     f"{r['greedy_flops']:>12.2e}  {r['landed_path_s']:>11.1f} s  {r['landed_flops']:>8.1e}  "
-                     f"{secs(r['landed_contract_s']):>8}  {secs(landed_total):>8}  "
-                     f"{r['auto_path_s']:>5.1f} s  {r['auto_flops']:>8.1e}  {r['auto_slices']:>6}  "
-                     f"{r['auto_contract_s']:>6.1f} s  {r['auto_total_s']:>5.1f} s  {secs(r['threads_contract_s']):>23}  "
-                     f"{ratio:>10}")
-    return "\n".join(lines)
 
 
 def _cpu_timed(fn, *args, **kw):

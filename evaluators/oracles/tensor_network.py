@@ -18,18 +18,17 @@ practical for small n.
 
 Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
-(KaHyPar hypergraph partitions when ``kahypar`` is installed, else cotengra's own) runs until
-it has spent about as long as its best path would take to contract (``SEARCH_RATE``), scoring
-paths by flops plus 256 x memory writes (``SEARCH_MINIMIZE``: the transposes before each batched
-matmul make a written entry cost about that much), and its best tree is refined by subtree
-reconfiguration. Slicing keeps the largest intermediate within the memory budget
-(2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are summed outside, at
-the price of some repeated work. The contraction runs with one BLAS thread (see
-:mod:`evaluators.oracles.log_contraction`). A path whose cost exceeds ``MAX_FLOPS`` raises
-TooLarge. (A bit-permutation executor of our own for these 2 x ... x 2 tensors was tried and
-measured no faster than cotengra's numpy one on the paths the search finds, so cotengra runs it;
-cotengra's ``sort_contraction_indices`` measured no faster either: 16.0 against 16.4 s CPU on a
-1.1e11-flop path.) Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
+(:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
+installed, on both cores when it is long) runs until it has spent about as long as its best path
+is predicted to take to contract, scoring paths by flops plus ``COMBO_FACTOR`` x memory writes, and
+its best tree is refined by subtree reconfiguration. Slicing keeps the largest intermediate within
+the memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are
+summed outside, at the price of some repeated work. The contraction is our own executor
+(:mod:`evaluators.oracles.linear_contraction`: blocked permutes of the 2 x ... x 2 axes, one BLAS
+thread, slices side by side in threads; see :mod:`evaluators.oracles.log_contraction` for the
+cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
+``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
+Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
 """
 
 from __future__ import annotations
@@ -44,16 +43,12 @@ import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
+from evaluators.oracles.path_search import COMBO_FACTOR, SEARCH_MINIMIZE, search_tree
 from tasks.model import IsingModel
 
 DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
-MAX_FLOPS = 3e11  # about a minute or two at the 2-7 GFlop/s these contractions reach here: beyond, TooLarge
+MAX_FLOPS = 1e12  # about a minute at the 1-2e10 flop/s the executor reaches on two cores here: beyond, TooLarge
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
-SEARCH_RATE = 5e9  # search until the time spent exceeds (best path's flops) / SEARCH_RATE seconds: about
-# the rate one BLAS thread contracts the paths found (P06 n = 250: 1.1e11 flops, 4.5e8 writes in 16 s CPU)
-COMBO_FACTOR = 256  # a written entry costs about as much as 256 flops here (the transposes before each matmul)
-SEARCH_MINIMIZE = f"combo-{COMBO_FACTOR}"  # paths scored by flops + COMBO_FACTOR x entries written
-MAX_SEARCH_TRIALS = 512
 SPLIT_FLOPS = 1e8  # a cheaper contraction is not worth splitting into slices for the threads
 # greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
 # widths 35-43 (seeds 0-5) that searches bring to 26 with 2-8 slices in 18-58 s; n = 300 has 46-49
@@ -142,32 +137,6 @@ def _fix_one_spin(inputs, arrays):
     return new_inputs, new_arrays
 
 
-def _path_search_methods() -> tuple[str, ...]:
-    """KaHyPar partitions give far cheaper paths on expanders (random regular graphs): measured at
-    P06 n = 200, 8 s of search, the agglomerative driver ran 37-59 trials and found 2-4e9 flops,
-    the recursive one 5-8 trials and 3e9-2.5e10. Without the package, cotengra's greedy and
-    label-propagation drivers."""
-    try:
-        import kahypar  # noqa: F401
-    except ImportError:
-        return ("random-greedy", "labels")
-    return ("kahypar-agglom",)
-
-
-def hyper_optimizer(max_width: float, rate: float = SEARCH_RATE, max_trials: int = MAX_SEARCH_TRIALS,
-                    methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
-    """A path search scored by ``SEARCH_MINIMIZE``, with every trial sliced to 2^max_width
-    floats, that stops once it has run (best flops) / rate seconds or ``max_trials`` trials:
-    cheap where the contraction is cheap. No per-trial subtree reconfiguration (cotengra's
-    default when no slicing options are given): it cost 1-2 s per trial at n = 200-250, 8x
-    fewer trials, for no better best tree; :func:`_reconfigured` refines the winner instead."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ctg.HyperOptimizer(methods=list(methods or _path_search_methods()), max_repeats=max_trials,
-                                  max_time=f"rate:{rate:g}", minimize=SEARCH_MINIMIZE, parallel=False, progbar=False,
-                                  slicing_opts={"target_size": 2 ** int(max_width)})
-
-
 def _combo_cost(tree) -> float:
     return float(tree.combo_cost(factor=COMBO_FACTOR))
 
@@ -230,7 +199,7 @@ def _tree(net: _Network, optimize, max_width: float):
     else:
         tree = tree_for("greedy")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
-            searched = _reconfigured(tree_for(hyper_optimizer(max_width)), max_width)
+            searched = _reconfigured(_within_budget(search_tree(net.inputs, shapes, max_width), max_width), max_width)
             if _combo_cost(searched) < _combo_cost(tree):
                 tree = searched
     tree = _for_workers(tree)

@@ -1,0 +1,115 @@
+"""The float64 executor of the tensor-network oracle: its blocked axis permutation against numpy's
+transpose, its pairwise contraction against numpy's einsum, and whole contractions (rescaled and
+sliced) against the log-domain route and the transfer matrix."""
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from evaluators.oracles import binary_permute
+from evaluators.oracles import linear_contraction as lin
+from evaluators.oracles import tensor_network as tn
+from evaluators.oracles.binary_permute import permute_binary
+from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+from tasks.model import IsingModel
+
+
+@pytest.mark.parametrize("k", [1, 3, 7, 9, 14, 17])
+def test_permute_binary_is_numpys_transpose(k):
+    rng = np.random.default_rng(k)
+    x = rng.random((2,) * k)
+    perms = [tuple(rng.permutation(k)) for _ in range(6)] + [tuple(range(k))[::-1], tuple(range(k))]
+    for perm in perms:
+        got = permute_binary(x, perm)
+        assert got.flags.c_contiguous and np.array_equal(got, x.transpose(perm)), perm
+
+
+def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
+    """Small tables and blocks, so every part of the blocked copy is exercised at 2^15 entries."""
+    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    rng = np.random.default_rng(5)
+    x = rng.random((2,) * 15)
+    for bits in (2, 3, 5):
+        monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
+        for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
+            assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)
+
+
+def test_permute_binary_falls_back_to_numpy_off_its_domain():
+    x = np.random.default_rng(0).random((2, 3, 2, 2, 2, 2, 2, 2))
+    perm = (7, 1, 0, 2, 6, 5, 4, 3)
+    assert np.array_equal(permute_binary(x, perm), x.transpose(perm))
+    y = np.random.default_rng(1).random((2,) * 9).transpose(tuple(range(9))[::-1])  # not C-contiguous
+    assert np.array_equal(permute_binary(y, tuple(range(9))[::-1]), y.transpose(tuple(range(9))[::-1]))
+
+
+def _labelled(rng, labels):
+    return rng.random((2,) * len(labels)) + 0.1, tuple(labels)
+
+
+@pytest.mark.parametrize("ia, ib, ip", [
+    ("abcdefgh", "fghijklm", "abcdeijklm"),  # summed fgh, nothing shared kept
+    ("abcdefgh", "hgfedxyz", "abcxyzd"),  # summed fgh (in another order), batch d (a hyper-index kept)
+    ("abcdefgh", "cbaxyz", "abcdefghxyz"),  # batch only: an elementwise product
+    ("abcdefgh", "abcdefgh", ""),  # everything summed: a scalar
+    ("abcdefghq", "hgzy", "abcdefyz"),  # q in one operand only and not kept: summed within it first
+    ("xy", "yabcdefghij", "xabcdefghij"),  # a small operand against a large one
+])
+def test_contract_pair_is_numpys_einsum(ia, ib, ip):
+    rng = np.random.default_rng(len(ia) * 31 + len(ib))
+    (a, ia), (b, ib) = _labelled(rng, ia), _labelled(rng, ib)
+    out, labels, summed = lin.contract_pair(a, ia, b, ib, tuple(ip))
+    assert sorted(labels) == sorted(ip) and out.flags.c_contiguous
+    ref = np.einsum(f"{''.join(ia)},{''.join(ib)}->{''.join(labels)}", a, b)
+    assert np.allclose(out, ref, rtol=1e-13, atol=0.0)
+    assert summed == 2 ** len((set(ia) | set(ib)) - set(ip))
+
+
+def _glass(n, beta, seed, fields=False):
+    rng = np.random.default_rng(seed)
+    g = nx.random_regular_graph(3, n, seed=seed)
+    edges = np.array(sorted(tuple(sorted(e)) for e in g.edges()))
+    h = rng.normal(size=n) if fields else None
+    return IsingModel.from_arrays(n, beta, edges, rng.normal(size=len(edges)), h)
+
+
+def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_matrix(monkeypatch):
+    """Cold enough (beta = 6) that the contraction's values fall far below 2^-64, so intermediates
+    are rescaled by powers of two; sliced into 2^k pieces contracted in threads and one by one."""
+    scales = []
+    checked = lin._checked_scaled
+
+    def spy(x, summed):
+        out, e = checked(x, summed)
+        scales.append(e)
+        return out, e
+
+    monkeypatch.setattr(lin, "_checked_scaled", spy)
+    for fields, width in ((False, 26), (True, 6)):
+        model = _glass(36, 6.0, 3 + fields, fields)
+        net = tn._build(model)
+        tree = tn._tree(net, "greedy", width)
+        arrays = [np.exp(a) for a in net.arrays]
+        threads, single = lin.linear_log(tree, arrays, 2), lin.linear_log(tree, arrays, 1)
+        logs = contract_log(tree, net.arrays, force_log_domain=True)
+        assert abs(threads - logs) <= 1e-12 * abs(logs) and abs(single - logs) <= 1e-12 * abs(logs)
+        ref = transfer_matrix_log_z(model)
+        assert abs(net.log_offset + threads - ref) <= 1e-9 * abs(ref), (fields, tree.nslices)
+    assert any(e < 0 for e in scales)  # rescaled upwards: the values went below 2^-64
+
+
+def test_an_entry_below_the_range_raises_and_the_oracle_goes_to_logs():
+    model = _glass(20, 400.0, 5)
+    net = tn._build(model)
+    tree = tn._tree(net, "greedy", 26)
+    with pytest.raises(lin.RangeExceeded):
+        lin.linear_log(tree, [np.exp(a) for a in net.arrays])
+    ref = transfer_matrix_log_z(model)
+    assert abs(tn.tensor_network_log_z(model) - ref) <= 1e-12 * abs(ref)
+
+
+def test_log_sum_does_not_overflow():
+    assert lin.log_sum([1000.0, 1000.0]) == pytest.approx(1000.0 + math.log(2.0), rel=1e-15)

@@ -1,0 +1,139 @@
+"""The tensor-network oracle's path search: in a process pool, serially where a pool cannot be had
+or breaks, and the searched trees' contractions against the transfer matrix."""
+
+import multiprocessing
+import sys
+from concurrent.futures.process import BrokenProcessPool
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from evaluators.oracles import path_search as ps
+from evaluators.oracles import tensor_network as tn
+from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+from tasks.model import IsingModel
+
+
+def _glass(n, seed, beta=1.0):
+    rng = np.random.default_rng(seed)
+    g = nx.random_regular_graph(3, n, seed=seed)
+    edges = np.array(sorted(tuple(sorted(e)) for e in g.edges()))
+    return IsingModel.from_arrays(n, beta, edges, rng.normal(size=len(edges)), rng.normal(scale=0.5, size=n))
+
+
+def _searched_log_z(model, max_width=8, max_trials=10):
+    net = tn._build(model)
+    tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], max_width, max_trials=max_trials)
+    assert tree.contraction_width() <= max_width
+    return net.log_offset + contract_log(tree, net.arrays)
+
+
+@pytest.fixture
+def eager_pool(monkeypatch):
+    """Every search goes to the pool after two trials and runs 10 (the predicted contraction is
+    made slow), and each pool made is recorded."""
+    made = []
+    make = ps._pool
+
+    def recording(workers):
+        pool = make(workers)
+        made.append(pool)
+        return pool
+
+    monkeypatch.setattr(ps, "POOL_WORTH_S", 0.0)
+    monkeypatch.setattr(ps, "PROBE_TRIALS", 2)
+    monkeypatch.setattr(ps, "CONTRACT_RATE", 1.0)
+    monkeypatch.setattr(ps, "MAX_SEARCH_TRIALS", 10)
+    monkeypatch.setattr(ps, "_pool", recording)
+    return made
+
+
+def test_search_in_the_pool_against_the_transfer_matrix(eager_pool):
+    model = _glass(40, 1)
+    assert abs(_searched_log_z(model) - transfer_matrix_log_z(model)) <= 1e-9 * abs(transfer_matrix_log_z(model))
+    assert len(eager_pool) == 1 and eager_pool[0] is not None
+    with pytest.raises(RuntimeError):  # shut down when the search ended: no processes left behind
+        eager_pool[0].submit(abs, -1)
+
+
+class _BrokenPool:
+    _max_workers = 2
+
+    def submit(self, *args, **kwargs):
+        raise BrokenProcessPool("a worker died")
+
+    def shutdown(self, **kwargs):
+        pass
+
+
+def test_a_broken_pool_falls_back_to_this_process(monkeypatch, eager_pool):
+    monkeypatch.setattr(ps, "_pool", lambda workers: _BrokenPool())
+    model = _glass(36, 2)
+    assert abs(_searched_log_z(model) - transfer_matrix_log_z(model)) <= 1e-9 * abs(transfer_matrix_log_z(model))
+
+
+def _search_in_child(queue):
+    model = _glass(36, 3)
+    queue.put((_searched_log_z(model), ps._pool(2)))
+
+
+def test_a_daemonic_process_searches_without_a_pool(eager_pool):
+    """Daemonic processes may not have children: the search runs in the process itself."""
+    ctx = multiprocessing.get_context("fork")  # the monkeypatched module goes along
+    queue = ctx.Queue()
+    child = ctx.Process(target=_search_in_child, args=(queue,), daemon=True)
+    child.start()
+    value, pool = queue.get(timeout=120)
+    child.join(timeout=30)
+    assert child.exitcode == 0 and pool is None
+    model = _glass(36, 3)
+    assert abs(value - transfer_matrix_log_z(model)) <= 1e-9 * abs(transfer_matrix_log_z(model))
+
+
+def test_auto_paths_search_when_greedy_is_costly(monkeypatch, eager_pool):
+    """optimize="auto" with every greedy path deemed costly: searched (in the pool), reconfigured,
+    sliced to the budget, and the same log Z at two betas from one search (the cached tree)."""
+    monkeypatch.setattr(tn, "GREEDY_ENOUGH_FLOPS", 0.0)
+    tn._TREE_CACHE.clear()
+    base = _glass(44, 4)
+    for beta in (0.3, 2.0):
+        model = base.with_beta(beta)
+        got = tn.tensor_network_log_z(model, max_width=7)
+        assert abs(got - transfer_matrix_log_z(model)) <= 1e-9 * abs(transfer_matrix_log_z(model)), beta
+    assert len(eager_pool) == 1
+    assert tn.contraction_width(base, max_width=7) <= 7
+
+
+def test_predicted_seconds_weighs_writes():
+    assert ps.predicted_seconds(2 * ps.CONTRACT_RATE, 0.0) == pytest.approx(2.0)
+    assert ps.predicted_seconds(ps.CONTRACT_RATE, ps.CONTRACT_RATE / ps.COMBO_FACTOR) == pytest.approx(2.0)
+
+
+def _search_in_a_ray_worker():
+    """Runs in a Ray worker: a search made to go to its pool, and whether it got one."""
+    made = []
+    make = ps._pool
+    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.CONTRACT_RATE, ps.MAX_SEARCH_TRIALS = 0.0, 2, 1.0, 10
+    ps._pool = lambda workers: made.append(make(workers)) or made[-1]
+    return _searched_log_z(_glass(36, 6)), [pool is not None for pool in made]
+
+
+@pytest.mark.slow
+def test_the_search_gets_its_pool_inside_a_ray_worker():
+    """Evaluators run in Ray workers (not daemonic): the spawned pool works there (Ray's start
+    takes most of the 50-90 s this took on the loaded machine, hence slow)."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR")
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the tests are no package on the worker's path
+    try:
+        value, pools = ray.get(ray.remote(_search_in_a_ray_worker).remote(), timeout=240)
+    finally:
+        if started:
+            ray.shutdown()
+    assert pools == [True]
+    ref = transfer_matrix_log_z(_glass(36, 6))
+    assert abs(value - ref) <= 1e-9 * abs(ref)
