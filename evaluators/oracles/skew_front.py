@@ -59,6 +59,12 @@ def _swap(H, L, ext, B, track, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
             B[x, j], B[y, j] = B[y, j], B[x, j]
         for i in range(f):
             B[i, x], B[i, y] = B[i, y], B[i, x]
+    swap_bookkeeping(x, y, na, isfs, loc, rowmax, rmcol, cval, cpart)
+
+
+@njit(cache=True)
+def swap_bookkeeping(x, y, na, isfs, loc, rowmax, rmcol, cval, cpart):
+    """Exchange positions x and y in the per-row bookkeeping, and rename them where rows point at them."""
     isfs[x], isfs[y] = isfs[y], isfs[x]
     loc[x], loc[y] = loc[y], loc[x]
     rowmax[x], rowmax[y] = rowmax[y], rowmax[x]
@@ -74,6 +80,23 @@ def _swap(H, L, ext, B, track, x, y, isfs, loc, rowmax, rmcol, cval, cpart, na):
             rmcol[i] = y
         elif rmcol[i] == y:
             rmcol[i] = x
+
+
+@njit(cache=True)
+def choose_pivot(na, isfs, cpart, cval, rowmax, u):
+    """The pivot pair (p, q): the largest entry between two fully summed rows that passes the
+    threshold (at least u times the largest entry of either row); (-1, -1) when none does."""
+    best = 0.0
+    bp = -1
+    bq = -1
+    for i in range(na):
+        if isfs[i] and cpart[i] >= 0:
+            v = cval[i]
+            if v > best and v >= u * max(rowmax[i], rowmax[cpart[i]]):
+                best = v
+                bp = i
+                bq = cpart[i]
+    return bp, bq
 
 
 @njit(cache=True)
@@ -102,16 +125,7 @@ def eliminate_front(H, L, ext, B, track, k, u):
     nzb = np.empty(f, np.int64)
     touched = np.zeros(f, np.bool_)
     while True:
-        best = 0.0
-        bp = -1
-        bq = -1
-        for i in range(na):
-            if isfs[i] and cpart[i] >= 0:
-                v = cval[i]
-                if v > best and v >= u * max(rowmax[i], rowmax[cpart[i]]):
-                    best = v
-                    bp = i
-                    bq = cpart[i]
+        bp, bq = choose_pivot(na, isfs, cpart, cval, rowmax, u)
         if bp < 0:
             break
         _swap(H, L, ext, B, track, bp, na - 1, isfs, loc, rowmax, rmcol, cval, cpart, na)

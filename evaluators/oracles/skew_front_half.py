@@ -27,6 +27,9 @@ import numpy as np
 from numba import njit
 
 from evaluators.oracles.double_double import dd_axpy2, dd_div
+# a front still in full storage (zero diagonal) has the statistics of the full-storage kernel
+from evaluators.oracles.skew_front import _row_stats as full_row_stats
+from evaluators.oracles.skew_front import choose_pivot, swap_bookkeeping
 
 
 @njit(cache=True, inline="always")
@@ -72,27 +75,6 @@ def _row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart):
 
 
 @njit(cache=True)
-def _full_row_stats(H, i, na, isfs, rowmax, rmcol, cval, cpart):
-    """_row_stats of a row of a front still in full storage."""
-    rmax = 0.0
-    rc = -1
-    pmax = 0.0
-    pj = -1
-    for j in range(na):
-        v = abs(H[i, j]) if j != i else 0.0
-        if v > rmax:
-            rmax = v
-            rc = j
-        if v > pmax and isfs[j]:
-            pmax = v
-            pj = j
-    rowmax[i] = rmax
-    rmcol[i] = rc
-    cval[i] = pmax
-    cpart[i] = pj
-
-
-@njit(cache=True)
 def _swap_lower(H, x, y, na):
     """Entries (i, x) and (i, y) exchanged for every i other than x < y, in lower storage."""
     for i in range(x):
@@ -118,21 +100,7 @@ def _swap(H, L, ext, x, y, na, isfs, loc, rowmax, rmcol, cval, cpart):
     H[y, x] = -H[y, x]
     if ext:
         L[y, x] = -L[y, x]
-    isfs[x], isfs[y] = isfs[y], isfs[x]
-    loc[x], loc[y] = loc[y], loc[x]
-    rowmax[x], rowmax[y] = rowmax[y], rowmax[x]
-    rmcol[x], rmcol[y] = rmcol[y], rmcol[x]
-    cval[x], cval[y] = cval[y], cval[x]
-    cpart[x], cpart[y] = cpart[y], cpart[x]
-    for i in range(na):
-        if cpart[i] == x:
-            cpart[i] = y
-        elif cpart[i] == y:
-            cpart[i] = x
-        if rmcol[i] == x:
-            rmcol[i] = y
-        elif rmcol[i] == y:
-            rmcol[i] = x
+    swap_bookkeeping(x, y, na, isfs, loc, rowmax, rmcol, cval, cpart)
 
 
 @njit(cache=True)
@@ -172,6 +140,8 @@ def _lower_maxima(H, na, isfs, tm, tc, pm, pc):
         Hi = H[i]
         for j in range(i):
             v = abs(Hi[j])
+            # (written out, here and in _sparse_update: a helper returning the four maxima made the
+            # double-double elimination 2-3x slower, L = 128 at beta = 8)
             if v > tmi:
                 tmi, tci = v, j
             if v > pmi and isfs[j]:
@@ -237,7 +207,7 @@ def eliminate_front_half(H, L, ext, k, u):
     cval = np.zeros(f)
     cpart = np.full(f, -1, np.int64)
     for i in range(k):  # the front arrives in full storage: whole rows are contiguous
-        _full_row_stats(H, i, f, isfs, rowmax, rmcol, cval, cpart)
+        full_row_stats(H, i, f, isfs, rowmax, rmcol, cval, cpart)
     na = f
     s = 0.0
     c = 0.0
@@ -248,16 +218,7 @@ def eliminate_front_half(H, L, ext, k, u):
     pm = np.zeros(f)
     pc = np.full(f, -1, np.int64)
     while True:
-        best = 0.0
-        bp = -1
-        bq = -1
-        for i in range(na):
-            if isfs[i] and cpart[i] >= 0:
-                v = cval[i]
-                if v > best and v >= u * max(rowmax[i], rowmax[cpart[i]]):
-                    best = v
-                    bp = i
-                    bq = cpart[i]
+        bp, bq = choose_pivot(na, isfs, cpart, cval, rowmax, u)
         if bp < 0:
             break
         _swap(H, L, ext, bp, na - 1, na, isfs, loc, rowmax, rmcol, cval, cpart)
