@@ -79,6 +79,22 @@ def _dd_outer(ah, a1, a2, al, bh, b1, b2, bl, T):
     return P, E
 
 
+def _dd_subtract(h, l, S, E, X, T, Q):
+    """(h + l) -= (S + E) in place, all double-doubles of one shape, by a two-sum of the high
+    parts, then renormalised; X, T, Q are scratch, and S is overwritten."""
+    X = np.subtract(h, S, out=X)
+    np.subtract(X, h, out=T)                                      # bb
+    np.subtract(X, T, out=Q)
+    np.subtract(h, Q, out=Q)                                      # h - (X - bb)
+    S += T
+    Q -= S                                                        # ... + (-S - bb)
+    Q += l
+    Q -= E
+    np.add(X, Q, out=h)                                           # renormalise
+    np.subtract(h, X, out=T)
+    np.subtract(Q, T, out=l)
+
+
 def _dd_skew_update(H, L, uh, ul, wh, wl):
     """(H + L) -= D, D = u w^T - w u^T, on blocks of ``ROWS`` rows from the diagonal on (the rest is
     mirrored: H stays skew, and the temporaries stay in cache). Each product is exact up to 2^-106
@@ -104,18 +120,7 @@ def _dd_skew_update(H, L, uh, ul, wh, wl):
         np.subtract(P, T, out=P)                                  # P - (S - bb)
         P += Q
         E += P
-        h, l = H[R, C], L[R, C]                                   # (h + l) - (S + E)
-        X = np.subtract(h, S, out=P)
-        np.subtract(X, h, out=T)                                  # bb
-        np.subtract(X, T, out=Q)
-        np.subtract(h, Q, out=Q)                                  # h - (X - bb)
-        S += T
-        Q -= S                                                    # ... + (-S - bb)
-        Q += l
-        Q -= E
-        np.add(X, Q, out=h)                                       # renormalise
-        np.subtract(h, X, out=T)
-        np.subtract(Q, T, out=l)
+        _dd_subtract(H[R, C], L[R, C], S, E, P, T, Q)
         b = R.stop
         if b < m:
             H[b:, R] = -H[R, b:].T
@@ -155,17 +160,7 @@ def _dd_skew_update_stack(H, L, uh, ul, wh, wl):
     T += V
     E = np.subtract(E, E.transpose(0, 2, 1), out=V)
     E += T
-    X = np.subtract(H, S, out=P)                                   # (H + L) - (S + E), two-sum
-    np.subtract(X, H, out=T)                                       # bb
-    Q = np.subtract(X, T)
-    np.subtract(H, Q, out=Q)                                       # h - (X - bb)
-    S += T
-    Q -= S                                                         # ... + (-S - bb)
-    Q += L
-    Q -= E
-    np.add(X, Q, out=H)                                            # renormalise
-    np.subtract(H, X, out=T)
-    np.subtract(Q, T, out=L)
+    _dd_subtract(H, L, S, E, P, T, np.empty_like(T))
 
 
 def _dd_stack_rank2_update(H, L, uh, ul, wh, wl):
@@ -188,8 +183,8 @@ def _dd_stack_rank2_update(H, L, uh, ul, wh, wl):
 
 
 #: rendered into a program that uses them (after ``import numpy as np``)
-FUNCTIONS = (_two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_outer, _dd_skew_update, _dd_skew_update_stack,
-             _dd_stack_rank2_update)
+FUNCTIONS = (_two_sum, _two_prod, _dd_mul, _dd_add, _dd_div, _dd_rank2_update, _dd_outer, _dd_subtract,
+             _dd_skew_update, _dd_skew_update_stack, _dd_stack_rank2_update)
 
 
 def constants() -> str:
