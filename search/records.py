@@ -105,7 +105,10 @@ class ProposalRequest:
     ``style`` "evolve" asks for the project's prompt (parent, verdict, failed checks, negative
     block); "paper" for StatMechBench-v0's initial prompt (no parent) or feedback prompt (the
     parent's raw response and the verifier's feedback). ``negative`` lists the negative-prompting
-    items in force; ``model`` names the model to use (None: the proposer chooses).
+    items in force; ``model`` names the model to use (None: the proposer chooses). ``known``: the
+    normalised code hashes (:func:`search.database.dedup.normalised_hash`) of every program the
+    run has already proposed, for proposers that declare ``uses_known`` (a proposer with a small,
+    enumerable space of programs can then write one not yet judged); empty for the others.
     """
 
     id: str
@@ -118,6 +121,7 @@ class ProposalRequest:
     style: str = "evolve"
     model: str | None = None
     seed: int = 0
+    known: frozenset[str] = frozenset()
 
     def __post_init__(self):
         if self.style not in STYLES:

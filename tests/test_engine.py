@@ -167,6 +167,25 @@ def test_a_new_strategy_is_one_file_and_its_config_section(plugin_dir, tmp_path,
     assert state["best"]["id"] == engine.best[1]
 
 
+def test_the_structural_proposer_is_told_what_the_run_knows(plugin_dir, tmp_path, sandbox, monkeypatch):
+    """Every slot mutates the same parent. Told the run's known programs (``uses_known``), the
+    structural proposer writes a new program for every slot; told nothing, it repeats some."""
+    (plugin_dir / "first_found.py").write_text(textwrap.dedent(FIRST_FOUND))
+    cfg = config_from_dict({**BASE, "task": "P04", "strategy": "first_found",
+                            "budgets": {"proposals": 9, "evaluations": 9, "wall_time_s": 600}})
+
+    def duplicates(name):
+        with RunStore.create(tmp_path / name, cfg.to_dict(), cfg.task) as store:
+            run_locally(cfg, store, sandbox)
+            events = events_of(store)
+        assert len([e for e in events if isinstance(e, ProposalEvent)]) == 9
+        return len([e for e in events if isinstance(e, DuplicateEvent)])
+
+    assert duplicates("told") == 0
+    monkeypatch.setattr(search.proposers.proposer_class("structural"), "uses_known", False)
+    assert duplicates("blind") > 0
+
+
 def test_every_run_event_survives_the_journal_codec():
     verdict = Verdict(task="P04", verdict="accept", numerical=Numerical(True, 1e-12, 3, 0, 1024,
                                                                         [Rung(16, 0.1, 1e-13, True, "probe")]))

@@ -10,6 +10,7 @@ from evaluators.checks.complexity_claim import parse_claim
 from evaluators.oracles.naive import naive_log_z
 from evaluators.verify import VerifyOptions, verify
 from search.candidate import Candidate
+from search.database.dedup import normalised_hash
 from search.structural import Plan, StructuralProposer
 from search.structural.readers import NoReader, read, reader_disagreement, reader_source
 from tasks.formula import Formula
@@ -197,3 +198,34 @@ def test_every_catalogued_task_gets_a_program_or_a_reason(task):
         assert abs(namespace["log_Z"](params, n) - naive_log_z(task.to_model(params, n))) < 1e-9
     else:
         assert not cand.ok and "reader" in cand.parse_error
+
+
+def test_known_programs_are_not_proposed_again():
+    """Told the run's known programs, mutations of one parent write a new program each time while
+    the parent's neighbourhood has one; told nothing, they repeat (the draws before the change)."""
+    task = get_task("P04")
+    proposer = StructuralProposer(0)
+    parent = proposer.propose(task)
+    known = {normalised_hash(parent.code)}
+    blind = set()
+    for k in range(6):
+        told = proposer.propose(task, parent=parent, rng=np.random.default_rng([3, k]), known=frozenset(known))
+        plain = proposer.propose(task, parent=parent, rng=np.random.default_rng([3, k]))
+        assert normalised_hash(told.code) not in known, (k, told.prompt_meta["operation"])
+        known.add(normalised_hash(told.code))
+        blind.add(normalised_hash(plain.code))
+    assert len(blind) < 6, "the test's draws repeat a program when the proposer is not told what is known"
+    # nothing known: the first draw, as before
+    again = proposer.propose(task, parent=parent, rng=np.random.default_rng([3, 0]), known=frozenset())
+    assert again.code == proposer.propose(task, parent=parent, rng=np.random.default_rng([3, 0])).code
+
+
+def test_initial_slots_take_the_plans_in_rank_order_skipping_known_ones():
+    task = get_task("P04")
+    proposer = StructuralProposer(0)
+    plans = [p.template for p in proposer.plans_for(task)]
+    firsts = [proposer.propose(task, rank=k).prompt_meta["plan"]["template"] for k in range(len(plans) + 1)]
+    assert firsts == plans + plans[:1]
+    best = proposer.propose(task)
+    told = proposer.propose(task, known=frozenset({normalised_hash(best.code)}), rank=0)
+    assert told.prompt_meta["plan"]["template"] == plans[1] and "plan 2 of" in told.prompt_meta["operation"]

@@ -55,6 +55,7 @@ from search.database import normalised_hash
 from search.llm.client import FATAL_KINDS, api_error_kind
 from search.llm.config import LLMConfig
 from search.negative import NegativeLedger, NegativePolicy
+from search.proposers import proposer_class
 from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
@@ -199,7 +200,10 @@ class Engine:
         """Propose, deduplicate, and queue the evaluations of a selected generation."""
         remaining = self.settings.budgets.proposals - self.counters.proposals
         slots = gen.slots[:max(0, remaining)]
-        gen.candidates = self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots)))
+        # proposers that can use it are told what the run has proposed (launch order fixes it: deterministic)
+        known = frozenset(self.seen)
+        told = {s.proposer: known for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
+        gen.candidates = self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots), told))
         gen.fresh, gen.duplicate_of = self._deduplicate(slots, gen.candidates)
         gen.launched = True
         self._submit(gen)

@@ -34,12 +34,15 @@ class Generation:
     arrived: dict[str, Evaluation] = field(default_factory=dict)     # judged (and journaled) so far
     ticket: int | None = None                 # the pool's batch of the evaluations still to come
 
-    def requests(self, seed: int, count: int) -> list[ProposalRequest]:
-        """What the proposers are asked for the first ``count`` slots (the rest lie beyond the proposal budget)."""
+    def requests(self, seed: int, count: int, known: dict[str, frozenset[str]] | None = None) -> list[ProposalRequest]:
+        """What the proposers are asked for the first ``count`` slots (the rest lie beyond the proposal
+        budget); ``known``: proposer name -> the code hashes it is told are known (see ProposalRequest)."""
+        known = known or {}
         return [ProposalRequest(id=slot.id, generation=self.number, slot=slot.slot, proposer=slot.proposer,
                                 parent=sel.parent, inspirations=sel.inspirations,
                                 negative=self.negative.get(slot.id, ()), style=sel.style,
-                                model=self.models.get(slot.id), seed=seed)
+                                model=self.models.get(slot.id), seed=seed,
+                                known=known.get(slot.proposer, frozenset()))
                 for slot, sel in list(zip(self.slots, self.selections))[:count]]
 
     def outcomes(self):

@@ -2,12 +2,17 @@
 
 Programs composed from transformation templates chosen by the structure analysis of the task
 (:mod:`search.structural`); with a parent, a mutation of the parent's plan. Deterministic in
-(run seed, generation, slot); it reads no prompt.
+(run seed, generation, slot, the programs the run already knows); it reads no prompt. Its space
+of plans is small (a few dozen on P01 and P04), so it asks for the run's known programs
+(``uses_known``) and writes one not yet judged while there is one near the parent.
 """
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
+
+import numpy as np
 
 from search.candidate import Candidate
 from search.proposers import ProposerContext, register
@@ -25,6 +30,7 @@ class StructuralOptions:
 class Structural:
     name = "structural"
     Options = StructuralOptions
+    uses_known = True
 
     def __init__(self, task: Task, options: StructuralOptions, context: ProposerContext):
         self.task = task
@@ -32,6 +38,10 @@ class Structural:
 
     def propose(self, request: ProposalRequest) -> Candidate:
         parent = request.parent.candidate if request.parent is not None else None
-        cand = self.inner.propose(self.task, parent=parent, rng=request.rng())
+        # the slots of a generation that mutate one parent share a generator, so they write distinct programs
+        siblings = None if parent is None else np.random.default_rng(
+            [request.seed, request.generation, zlib.crc32(parent.id.encode())])
+        cand = self.inner.propose(self.task, parent=parent, rng=request.rng(), known=request.known,
+                                  rank=request.slot, siblings=siblings)
         cand.id = request.id
         return cand

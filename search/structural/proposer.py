@@ -12,6 +12,13 @@ With a parent whose plan is recorded (``Candidate.prompt_meta["plan"]``), ``prop
 that plan: it changes one choice of the same template (ordering, form, solver, chunk size,
 contraction order, ...) or switches to another applicable template. Everything is deterministic
 for a given seed.
+
+Known programs. The plans are few, so random mutations of the best parents soon repeat judged
+programs (P01: 26 of 32 proposals were repeats, and a generation of four slots held one program
+to judge, which left an evaluator idle). Given the normalised code hashes the run already knows,
+``propose`` draws mutations until one writes a program not among them (at most ``FRESH_DRAWS``;
+the first draw is the one made without that knowledge, so nothing changes while there are no
+repeats), and without a parent, slot k takes the k-th best plan not yet known.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from search.candidate import Candidate
+from search.database.dedup import normalised_hash
 from search.structural import readers
 from search.structural.templates import TEMPLATE_NAMES, Claims, all_templates, default_options, get_template
 from tasks.base import Task
@@ -31,6 +39,8 @@ PROPOSER = "structural"
 CLAIM_MAX_N = 10_000
 #: probability that a mutation changes an option of the parent's template rather than the template
 OPTION_MUTATION_P = 0.7
+#: mutations drawn in search of a program the run does not know yet, before a repeat is returned
+FRESH_DRAWS = 24
 
 DRIVER = '''
 
@@ -169,6 +179,7 @@ class StructuralProposer:
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)
         self._views: dict[str, TaskView] = {}
+        self._hashes: dict[tuple, str] = {}   # (task, plan key) -> normalised hash of its program
 
     def view(self, task: Task) -> TaskView:
         if task.id not in self._views:
@@ -180,8 +191,19 @@ class StructuralProposer:
         view = self.view(task)
         return sorted((make_plan(view, name) for name in applicable_templates(view)), key=_rank)
 
-    def propose(self, task: Task, parent: Candidate | None = None, rng: np.random.Generator | None = None) -> Candidate:
-        """The best plan for ``task``, or a mutation of ``parent``'s plan."""
+    def code_hash(self, task: Task, plan: Plan) -> str:
+        """The normalised hash of ``plan``'s program (what the engine deduplicates by), memoised."""
+        key = (task.id, plan.template, tuple(sorted(plan.options.items())))
+        if key not in self._hashes:
+            self._hashes[key] = normalised_hash(assemble(task, plan))
+        return self._hashes[key]
+
+    def propose(self, task: Task, parent: Candidate | None = None, rng: np.random.Generator | None = None,
+                known: frozenset[str] = frozenset(), rank: int = 0,
+                siblings: np.random.Generator | None = None) -> Candidate:
+        """The best plan for ``task`` (the ``rank``-th best not in ``known``), or a mutation of
+        ``parent``'s plan (one whose program is not in ``known``, while the draws find one; with
+        ``siblings``, the rank-th such, see ``_fresh_mutation``)."""
         rng = self.rng if rng is None else rng
         cid = f"{int(rng.integers(1 << 48)):012x}"
         try:
@@ -194,9 +216,9 @@ class StructuralProposer:
                                     proposer=PROPOSER)
         parent_plan = _parent_plan(parent)
         if parent_plan is None:
-            plan, operation = plans[0], "initial: best plan from the structure analysis"
+            plan, operation = self._initial(task, plans, known, rank)
         else:
-            plan, operation = self.mutate(task, parent_plan, rng)
+            plan, operation = self._fresh_mutation(task, parent_plan, rng, known, siblings, rank)
         c = plan.claims
         return Candidate(
             id=cid, task=task.id, code=assemble(task, plan), tractable_class=c.tractable_class,
@@ -205,6 +227,37 @@ class StructuralProposer:
             prompt_meta={"plan": plan.to_dict(), "operation": operation},
             notes=[f"plans available: {', '.join(p.template for p in plans)}"],
         )
+
+    def _initial(self, task: Task, plans: list[Plan], known: frozenset[str], rank: int) -> tuple[Plan, str]:
+        """Without a parent: the ``rank``-th best plan whose program is not known (the best plan when
+        every one is)."""
+        unknown = [p for p in plans if not known or self.code_hash(task, p) not in known]
+        plan = unknown[rank % len(unknown)] if unknown else plans[0]
+        if plan is plans[0]:
+            return plan, "initial: best plan from the structure analysis"
+        return plan, (f"initial: plan {plans.index(plan) + 1} of {len(plans)} from the structure analysis "
+                      f"(slot {rank}; the better ones are known or taken by earlier slots)")
+
+    def _fresh_mutation(self, task: Task, plan: Plan, rng: np.random.Generator, known: frozenset[str],
+                        siblings: np.random.Generator | None, rank: int) -> tuple[Plan, str]:
+        """A mutation of ``plan`` whose program is not in ``known``; the slot's own first draw when
+        nothing is known or no draw finds one. ``siblings``: a generator the slots of one generation
+        with this parent share: their draws list the same new programs in the same order and slot
+        ``rank`` takes the rank-th (modulo how many there are), so they do not write the same one."""
+        first = self.mutate(task, plan, rng)
+        if not known:
+            return first
+        draws = siblings if siblings is not None else rng
+        found: dict[str, tuple[Plan, str]] = {}   # new programs by hash, in the order drawn
+        drawn = first if siblings is None else self.mutate(task, plan, draws)
+        for _ in range(FRESH_DRAWS):
+            code = self.code_hash(task, drawn[0])
+            if code not in known:
+                found.setdefault(code, drawn)
+                if len(found) > rank:
+                    break
+            drawn = self.mutate(task, plan, draws)
+        return list(found.values())[rank % len(found)] if found else first
 
     def mutate(self, task: Task, plan: Plan, rng: np.random.Generator) -> tuple[Plan, str]:
         """A different plan: one option of the same template changed, or another applicable template."""
