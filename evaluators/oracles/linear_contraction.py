@@ -4,11 +4,12 @@ Each pairwise contraction is one batched matmul (numpy, BLAS): the operands' axe
 (batch, kept, summed) order by :func:`permute_binary` (only when their memory order does not already
 allow a matmul, possibly of a transposed view), and the product stays in the order it comes out in
 (batch, kept of one, kept of the other): intermediates carry their index labels in memory order, so
-no output transpose is ever made. Products and permuted copies are written into buffers that are reused (:class:`Buffers`):
-one pool per slice worker, so after its first slice a worker allocates nothing. Then one pass over the product (numba) takes its smallest and
-largest entries: an entry below ``J * TINY`` (J = terms summed into it) raises
-:class:`RangeExceeded` (the caller redoes the contraction on logs); a largest entry outside
-[2^-64, 2^64] rescales the product by a power of two (exact), the power kept aside.
+no output transpose is ever made. Products and permuted copies are written into reused buffers
+(:class:`Buffers`, one pool per slice worker: after its first slice a worker allocates nothing).
+Then one pass over the product (numba) takes its smallest and largest entries: an entry below
+``J * TINY`` (J = terms summed into it) raises :class:`RangeExceeded` (the caller redoes the
+contraction on logs); a largest entry outside [2^-64, 2^64] rescales the product by a power of
+two (exact), the power kept aside.
 
 Why not cotengra's own ``tree.contract(..., strip_exponent=True)`` (the executor before, kept in
 ``oracle_bench`` as the baseline): numpy's copy of a transposed 2 x ... x 2 tensor is slow (see
@@ -162,8 +163,8 @@ def _contract_slice(tree, arrays: list[np.ndarray], i: int, buffers: Buffers | N
         exponent += e
         temps[p] = (out, labels, out.base)  # the product is a reshaped view of its buffer
     (x, ix, buffer), = temps.values()
-    buffers.give(buffer)
     total, e = _checked_scaled(np.asarray(x.sum(), dtype=float).reshape(1), x.size)  # a single tensor, or the root
+    buffers.give(buffer)
     return math.log(float(total[0])) + (exponent + e) * math.log(2.0)
 
 
