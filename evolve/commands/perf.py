@@ -53,7 +53,9 @@ def _seeds(text: str) -> tuple[int, ...]:
         seeds = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise UsageError(f"--seeds must be comma-separated integers, got {text!r}") from None
-    if not seeds or min(seeds) < 0:
+    if not seeds:
+        raise UsageError("--seeds names no seed")
+    if min(seeds) < 0:
         raise UsageError("--seeds must name seeds >= 0")
     return seeds
 
@@ -80,7 +82,7 @@ def run(args) -> int:
         options = {}
         if args.what == "tn" and args.sizes:
             options["sizes"] = _sizes(args.sizes)
-        if args.what == "tn" and args.seeds:
+        if args.what == "tn" and args.seeds is not None:
             options["seeds"] = _seeds(args.seeds)
         rows = measure(**options)
         print_json(rows) if args.json else print(fmt(rows))
