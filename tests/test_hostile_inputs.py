@@ -166,6 +166,13 @@ def tasks(files, which, value):
 
 
 def perf(files, which, value):
+    if which == "--seeds":
+        try:   # valid seeds would measure for real (minutes)
+            if all(int(x) >= 0 for x in value.split(",") if x.strip()) and value.strip(", "):
+                value = "-1"
+        except ValueError:
+            pass
+        return ["perf", "tn", "--seeds", value]
     try:   # a valid count would measure for real
         if 1 <= int(value) <= 10000:
             value = "0"
@@ -210,7 +217,7 @@ SWEEPS = [(oracle, f) for f in ("--n", "--seed", "--task", "--method")] + \
          [(bench, f) for f in ("--rounds", "--samples", "--timeout", "--seed", "--tasks", "--variants", "--llm-config")] + \
          [(tune, f) for f in ("--trials", "--parallel", "--address")] + \
          [(inspect, f) for f in ("show", "lineage", "runs", "--program", "--top", "--json")] + \
-         [(tasks, f) for f in ("show", "--paraphrase")] + [(perf, "--repeats")] + \
+         [(tasks, f) for f in ("show", "--paraphrase")] + [(perf, f) for f in ("--repeats", "--seeds")] + \
          [(derive, f) for f in ("--task", "--seed", "--paraphrase")] + \
          [(run_readers, f) for f in ("replay run_dir", "export run_dir", "export --out", "report run_dir",
                                       "report --bench", "report --out")] + \

@@ -113,3 +113,44 @@ def test_an_entry_below_the_range_raises_and_the_oracle_goes_to_logs():
 
 def test_log_sum_does_not_overflow():
     assert lin.log_sum([1000.0, 1000.0]) == pytest.approx(1000.0 + math.log(2.0), rel=1e-15)
+
+
+def test_permute_binary_writes_into_the_given_buffer():
+    rng = np.random.default_rng(11)
+    x = rng.random((2,) * 13)
+    perm = tuple(rng.permutation(13))
+    buffer = np.full(x.size, np.nan)
+    got = permute_binary(x, perm, out=buffer)
+    assert got.base is buffer and np.array_equal(got, x.transpose(perm))
+
+
+def test_slices_reuse_their_buffers_and_give_the_same_value(monkeypatch):
+    """The pooled buffers carry no state between contractions: the sliced contraction in one
+    worker equals the log-domain route, and after the first slice no buffer is allocated."""
+    fresh = []
+    take = lin.Buffers.take
+
+    def counting_take(self, size):
+        if not self._free[size]:
+            fresh.append(size)
+        return take(self, size)
+
+    monkeypatch.setattr(lin.Buffers, "take", counting_take)
+    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # blocked copies (into pooled buffers) from 2^5 entries
+    model = _glass(60, 0.7, 8)
+    net = tn._build(model)
+    tree = tn._tree(net, "greedy", 6)
+    assert tree.nslices >= 4
+    arrays = [np.exp(a) for a in net.arrays]
+    buffers = lin.Buffers()
+    values = []
+    for i in range(tree.nslices):
+        values.append(lin._contract_slice(tree, arrays, i, buffers))
+        if i == 0:
+            first = len(fresh)
+    assert first > 0 and len(fresh) == first  # every later slice ran on the first one's buffers
+    logs = contract_log(tree, net.arrays, force_log_domain=True)
+    assert abs(lin.log_sum(values) - logs) <= 1e-12 * abs(logs)
+    assert abs(lin.linear_log(tree, arrays, 3) - logs) <= 1e-12 * abs(logs)  # three workers, uneven shares
+    ref = transfer_matrix_log_z(model)
+    assert abs(net.log_offset + logs - ref) <= 1e-9 * abs(ref)

@@ -1,6 +1,7 @@
 """The oracle benchmarks run end to end at tiny sizes and their two paths agree (no timing asserted)."""
 
 from evaluators.oracles import tensor_network as tn
+from evaluators.oracles import tn_bench
 from evaluators.oracles.oracle_bench import (
     bench_planar,
     bench_tn,
@@ -19,12 +20,13 @@ def test_tn_bench_paths_and_executors_agree():
 
 def test_tn_bench_compares_the_old_and_new_executor_on_a_searched_sliced_tree(monkeypatch):
     """Where a search runs (every greedy path deemed costly) and the trees are sliced, the before
-    and now configurations and the two executors agree on log Z."""
+    and now configurations and the pooled and unpooled executors agree on log Z."""
     monkeypatch.setattr(tn, "GREEDY_ENOUGH_FLOPS", 0.0)
     monkeypatch.setattr(tn, "DEFAULT_MAX_WIDTH", 8)
-    rows = bench_tn(sizes=(60,))
-    assert rows[0]["now_slices"] > 1
-    assert rows[0]["abs_diff"] < 1e-10 and rows[0]["executor_abs_diff"] < 1e-10
+    monkeypatch.setattr(tn_bench, "BEFORE_MAX_WIDTH", 7)
+    rows = bench_tn(sizes=(60,), seeds=(0, 1))
+    assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
+    assert all(r["abs_diff"] < 1e-10 and r["executor_abs_diff"] < 1e-10 for r in rows)
 
 
 def test_planar_bench_arithmetics_agree_when_warm():

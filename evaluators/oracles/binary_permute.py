@@ -41,9 +41,11 @@ def _blocked_copy(src, dst, hi_s, hi_d, lo_s, lo_d, blk_s, blk_d):
                 dst[db + blk_d[m]] = src[sb + blk_s[m]]
 
 
-def permute_binary(x: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
+def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
     """C-contiguous ``x.transpose(perm)`` for a C-contiguous float64 ``x`` whose axes all have
-    length 2 (anything else: numpy's copy). A view when ``perm`` is the identity."""
+    length 2 (anything else: numpy's copy). A view when ``perm`` is the identity. ``out``: a flat
+    float64 buffer of ``x.size`` entries to write the blocked copy into (the result is a view of
+    it); unused by the numpy fallback and the identity."""
     k = x.ndim
     perm = tuple(perm)
     if perm == tuple(range(k)):
@@ -61,6 +63,6 @@ def permute_binary(x: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
     n_lo = min(_TABLE_BITS, len(outer))
     hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
     tables = [_offsets([src_stride[a] for a in axes], [dst_stride[a] for a in axes]) for axes in (hi, lo, block)]
-    out = np.empty(x.size)
+    out = np.empty(x.size) if out is None else out
     _blocked_copy(x.reshape(-1), out, *tables[0], *tables[1], *tables[2])
     return out.reshape((2,) * k)

@@ -1,8 +1,8 @@
 """`evolve perf tn | planar | treewidth`: each new oracle path against the baseline it replaces,
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
-- tn: P06 (random 3-regular +-1 glass, beta = 1): the oracle before issue 18's third pass against
-  now (path search and executor; :mod:`evaluators.oracles.tn_bench`).
+- tn: P06 (random 3-regular +-1 glass, beta = 1): the oracle before its buffer pool and 2^24-float
+  budget against now (:mod:`evaluators.oracles.tn_bench`).
 - planar: P04 (+-J grid), CPU seconds: the oracle end to end; the elimination in float64 and in
   double-double, the cold layout against the plain one; the cost and size of the running bound.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the

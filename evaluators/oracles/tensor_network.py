@@ -22,10 +22,10 @@ when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-op
 installed, on both cores when it is long) runs until it has spent about as long as its best path
 is predicted to take to contract, scoring paths by flops plus ``COMBO_FACTOR`` x memory writes, and
 its best tree is refined by subtree reconfiguration. Slicing keeps the largest intermediate within
-the memory budget (2^``max_width`` floats, 2^26 = 512 MiB by default): the sliced indices are
+the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by default): the sliced indices are
 summed outside, at the price of some repeated work. The contraction is our own executor
 (:mod:`evaluators.oracles.linear_contraction`: blocked permutes of the 2 x ... x 2 axes, one BLAS
-thread, slices side by side in threads; see :mod:`evaluators.oracles.log_contraction` for the
+thread, slices side by side in threads, each thread reusing its buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
@@ -46,13 +46,18 @@ from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
 from evaluators.oracles.path_search import COMBO_FACTOR, SEARCH_MINIMIZE, search_tree
 from tasks.model import IsingModel
 
-DEFAULT_MAX_WIDTH = 26  # memory budget: largest intermediate 2^26 float64 = 512 MiB (a few live at once)
+# memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
+# spins of these networks costs almost nothing (P06 n = 250, seeds 1 and 5: 2^32 -> 2^26 for +0.3% flops, 2^26 ->
+# 2^24 for +0.6%), while intermediates of 2^26 cost more to page in than to compute (see Buffers in
+# linear_contraction): seed 5's tree took 101-117 s at 2^26 and 38-49 s at 2^24 with pooled buffers (load 3-5)
+DEFAULT_MAX_WIDTH = 24
+RANK_ONE_MAX_N = 52  # rank-one blocks of more spins: all-to-all couplings, contraction width about n
 MAX_FLOPS = 1e12  # about a minute at the 1-2e10 flop/s the executor reaches on two cores here: beyond, TooLarge
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
 SPLIT_FLOPS = 1e8  # a cheaper contraction is not worth splitting into slices for the threads
 # greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
-# widths 35-43 (seeds 0-5) that searches bring to 26 with 2-8 slices in 18-58 s; n = 300 has 46-49
-HOPELESS_GAP = 18
+# widths 35-43 (seeds 0-5) that searches bring to 31-32 unsliced in 18-58 s; n = 300 has 46-49
+HOPELESS_GAP = 20
 MAX_TERM_ORDER = 12  # a k-spin term becomes a 2^k tensor
 _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
@@ -68,7 +73,7 @@ def tensor_network_applies(model: IsingModel) -> str | None:
     """None when the model can be written as a network here (cheap: no path search)."""
     if model.max_order > MAX_TERM_ORDER:
         return f"a {model.max_order}-spin term would be a 2^{model.max_order} tensor (limit {MAX_TERM_ORDER})"
-    if model.rank_one and model.n > 2 * DEFAULT_MAX_WIDTH:
+    if model.rank_one and model.n > RANK_ONE_MAX_N:
         return f"rank-one blocks couple all {model.n} spins to each other: contraction width about n"
     return None
 

@@ -34,6 +34,7 @@ def register(sub) -> None:
                         "first, and report the ratio")
     p.add_argument("--tasks", default=",".join(SEARCH_TASKS), help="comma-separated task ids (search)")
     p.add_argument("--sizes", default=None, help="comma-separated n (tn; default 100,150,200,250)")
+    p.add_argument("--seeds", default=None, help="comma-separated instance seeds (tn; default 0)")
     p.set_defaults(run=run)
 
 
@@ -45,6 +46,18 @@ def _sizes(text: str) -> tuple[int, ...]:
     if not sizes or min(sizes) < 4 or max(sizes) > 400:
         raise UsageError("--sizes must name n between 4 and 400")
     return sizes
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        seeds = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(f"--seeds must be comma-separated integers, got {text!r}") from None
+    if not seeds:
+        raise UsageError("--seeds names no seed")
+    if min(seeds) < 0:
+        raise UsageError("--seeds must name seeds >= 0")
+    return seeds
 
 
 def run(args) -> int:
@@ -66,7 +79,12 @@ def run(args) -> int:
         return 0
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
-        rows = measure(sizes=_sizes(args.sizes)) if args.what == "tn" and args.sizes else measure()
+        options = {}
+        if args.what == "tn" and args.sizes:
+            options["sizes"] = _sizes(args.sizes)
+        if args.what == "tn" and args.seeds is not None:
+            options["seeds"] = _seeds(args.seeds)
+        rows = measure(**options)
         print_json(rows) if args.json else print(fmt(rows))
         return 0
     if args.what == "sandbox":
