@@ -17,7 +17,7 @@ import pytest
 from scipy.sparse import coo_array
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.nested_dissection import grouped_dissection
+from evaluators.oracles.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
 from evaluators.oracles.planar import _setup
 from evaluators.oracles.skew_pfaffian import (
     LEAF_NODES,
@@ -134,3 +134,19 @@ def test_threads_inside_a_forked_process_and_with_one_numba_thread():
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) == serial
+
+
+@pytest.mark.parametrize("even", [False, True])
+def test_dissection_in_threads_gives_the_serial_tree(even):
+    """The segments below the top levels bisected in threads and grafted in: the same order and
+    tree as one bisection of everything (P04 64 x 64, and a leaf size that stops above the graft)."""
+    A, _, group_ptr, coords = p04_matrix(64, 8.0)
+    csr = A.tocsr()
+    for leaf_nodes in (LEAF_NODES, 5000, A.shape[0]):
+        serial = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even, threads=1)
+        for threads in (2, 3):
+            threaded = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even, threads=threads)
+            for a, b in zip(serial, threaded):
+                assert np.array_equal(a, b), (leaf_nodes, threads)
+        if leaf_nodes == LEAF_NODES:  # deep enough that segments were grafted
+            assert len(serial[1]) > 2 ** (THREADED_TOP_LEVELS + 1)

@@ -331,12 +331,12 @@ def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, fron
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even)
+    threads = default_threads(N) if threads is None else int(threads)
+    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even, threads)
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
     value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                                        csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats, half and not track,
-                                       default_threads(N) if threads is None else int(threads))
+                                       float(u), bool(extended), bool(track), stats, half and not track, threads)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)
