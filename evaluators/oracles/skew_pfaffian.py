@@ -37,15 +37,20 @@ The running error bound keeps the plain layout and the full-storage kernel it wa
 
 Threads: the subtrees under a separator are independent until it, so :func:`eliminate_fronts`
 takes a range of the postorder and the contribution stack as input and output, runs without
-the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees a few levels below the
-root in threads and the fronts above them as their children finish (from 50k nodes, on the
-cores the process may use). Each front gets the same blocks in the same order as in the serial
-run and the fronts' logs are summed in postorder afterwards: the value is the serial one, bit
-for bit.
+the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees three levels below the
+root in threads and the seven fronts above them as their children finish (from 50k nodes, on
+the cores the process may use; the dissection's lower levels are cut in threads too). Each
+front gets the same blocks in the same order as in the serial run and the fronts' logs are
+summed in postorder afterwards: the value is the serial one, bit for bit. What the threads
+cannot share: the fronts on the path to the root run one after another, and cold they are the
+largest (P04 L = 256, beta = 8 in double-double: the root front 1030 nodes, 651 of them delayed
+from below, 0.42 s; its larger child 1004 nodes, 0.6 s; the top seven fronts a third of the
+elimination's 7 s of thread time, the eight subtrees two thirds).
 
-Measured (P04, CPU seconds on 2 loaded cores, ``evolve perf planar``; README for the table):
-L = 64 0.03-0.05 s in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1,
-2.1-2.5 s colder, and 6-7.5 s in double-double at beta = 3 .. 8 (the plain layout: 8-9 s).
+Measured (P04, ``evolve perf planar``; README for the table): L = 64 0.03-0.05 s CPU in float64,
+0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder, and 5.4-6 s CPU
+in double-double at beta = 5 .. 8 in one thread, 3.7-3.8 s wall in two (load average 1.3-1.8 on
+the 2 cores; a thread's work grows about 10% when both run).
 """
 
 from __future__ import annotations
