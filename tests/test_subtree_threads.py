@@ -10,6 +10,8 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,7 @@ from evaluators.oracles.skew_pfaffian import (
     log_abs_pfaffian,
     log_abs_pfaffian_bounded,
 )
-from evaluators.oracles.subtree_threads import THREADS_MIN_NODES, default_threads, split_tree
+from evaluators.oracles.subtree_threads import THREADS_MIN_NODES, default_threads, run_tree_in_threads, split_tree
 from tasks.registry import get_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,3 +152,42 @@ def test_dissection_in_threads_gives_the_serial_tree(even):
                 assert np.array_equal(a, b), (leaf_nodes, threads)
         if leaf_nodes == LEAF_NODES:  # deep enough that segments were grafted
             assert len(serial[1]) > 2 ** (THREADED_TOP_LEVELS + 1)
+
+
+def test_tasks_run_after_their_children_and_get_their_results_in_postorder():
+    A, _, group_ptr, coords = p04_matrix(32, 1.0)
+    _, own_lo, own_hi, n_child = grouped_dissection(A.tocsr(), group_ptr, coords, LEAF_NODES)
+    tasks = split_tree(n_child, own_lo, own_hi, 3)
+    finished = set()
+    lock = threading.Lock()
+
+    def run(t_lo, t_hi, child_results):
+        root = t_hi - 1
+        children = [tasks[c].t_hi - 1 for c in next(t for t in tasks if t.t_hi == t_hi).children]
+        assert child_results == children  # the children's own results, in postorder
+        with lock:
+            assert all(c in finished for c in children)
+            finished.add(root)
+        return root
+
+    assert run_tree_in_threads(tasks, run, 2) == len(n_child) - 1
+    assert len(finished) == len(tasks)
+
+
+def test_an_error_in_a_task_is_raised_and_the_queued_tasks_are_dropped():
+    A, _, group_ptr, coords = p04_matrix(32, 1.0)
+    _, own_lo, own_hi, n_child = grouped_dissection(A.tocsr(), group_ptr, coords, LEAF_NODES)
+    tasks = split_tree(n_child, own_lo, own_hi, 3)
+    leaves = [i for i, task in enumerate(tasks) if not task.children]
+    started = []
+
+    def run(t_lo, t_hi, child_results):
+        started.append(t_hi)
+        if len(started) == 1:
+            raise ValueError("the first task fails")
+        time.sleep(0.5)  # the others are slow: the failure is seen while they are still queued
+        return None
+
+    with pytest.raises(ValueError, match="first task fails"):
+        run_tree_in_threads(tasks, run, 2)
+    assert len(leaves) == 8 and len(started) <= 4

@@ -83,11 +83,13 @@ def run_tree_in_threads(tasks: list[RangeTask], run: Callable, threads: int):
     on a pool of `threads` threads; returns the root task's result."""
     results: list = [None] * len(tasks)
     waiting = [len(task.children) for task in tasks]
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="subtree") as pool:
-        def submit(i):
-            task = tasks[i]
-            return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children])
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="subtree")
 
+    def submit(i):
+        task = tasks[i]
+        return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children])
+
+    try:
         ready = sorted((i for i, task in enumerate(tasks) if not task.children), key=lambda i: -tasks[i].weight)
         running = {submit(i): i for i in ready}
         while running:
@@ -100,6 +102,8 @@ def run_tree_in_threads(tasks: list[RangeTask], run: Callable, threads: int):
                     waiting[p] -= 1
                     if waiting[p] == 0:
                         running[submit(p)] = p
+    finally:  # on an error, the queued tasks are dropped rather than run first
+        pool.shutdown(wait=True, cancel_futures=True)
     return results[-1]
 
 
