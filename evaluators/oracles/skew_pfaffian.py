@@ -49,8 +49,9 @@ elimination's 7 s of thread time, the eight subtrees two thirds).
 
 Measured (P04, ``evolve perf planar``; README for the table): L = 64 0.03-0.05 s CPU in float64,
 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder, and 5.4-6 s CPU
-in double-double at beta = 5 .. 8 in one thread, 3.7-3.8 s wall in two (load average 1.3-1.8 on
-the 2 cores; a thread's work grows about 10% when both run).
+in double-double at beta = 5 .. 8; at beta = 8 5.4-5.9 s wall in one thread, 3.7-3.8 s in two
+(load average 1.3-1.8 on the 2 cores; the work grows about 10% when both threads run, and with
+another process on a core the threads gain little or nothing).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 #: below this many matrix nodes the elimination runs in one thread (P04 L = 64, 26k nodes, takes
-#: 0.03-0.1 s; threads start to pay from about L = 128)
+#: 0.03-0.15 s: too little to share; L = 256, 426k nodes: 1.4-1.6x wall on two free cores)
 THREADS_MIN_NODES = 50_000
 #: at most this many threads (the levels above the cut run serially anyway)
 MAX_THREADS = 4
