@@ -29,9 +29,10 @@ def test_tn_bench_compares_the_old_and_new_executor_on_a_searched_sliced_tree(mo
     assert all(r["abs_diff"] < 1e-10 and r["executor_abs_diff"] < 1e-10 for r in rows)
 
 
-def test_planar_bench_arithmetics_agree_when_warm():
-    rows = bench_planar(cases=((6, (0.5,)),), bounded_max_L=6)
-    assert rows[0]["abs_diff"] < 1e-12 and rows[0]["dd_diff"] < 1e-12 and rows[0]["float64_bound"] is not None
+def test_planar_bench_arithmetics_and_threads_agree_when_warm():
+    rows = bench_planar(cases=((6, (0.5, 8.0)),), bounded_max_L=6)
+    assert rows[0]["abs_diff"] < 1e-12 and rows[0]["float64_bound"] is not None
+    assert all(r["thread_diff"] == 0.0 and r["serial"] == r["threaded"] for r in rows)
     assert "P04" in format_planar(rows)
 
 

@@ -10,6 +10,8 @@ one more node of each group it would otherwise leave an odd number of nodes belo
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 from scipy.sparse import coo_array
@@ -48,38 +50,43 @@ def _even_remainders(seg_sorted, is_b, side, sep_side, group, indptr, nbr):
         a = b
 
 
-@njit(cache=True)
-def nested_dissection(coords, group, indptr, nbr, leaf_size, even_remainder):
-    """Recursive coordinate bisection of the nodes; nodes of one group (same coordinates) land
-    on the same side of every cut, and the separator is the smaller side's nodes with an edge
-    across (with even_remainder, plus one more node of each group that would otherwise keep an
-    odd number of nodes below the cut: see :func:`_even_remainders`). Returns (perm, own_lo,
-    own_hi, n_child) with tree nodes in postorder; tree node t owns perm[own_lo[t]:own_hi[t]],
-    its subtree is contiguous in perm."""
+@njit(cache=True, nogil=True)
+def bisect_segment(coords, group, indptr, nbr, leaf_size, even_remainder, perm, lo, hi, max_depth):
+    """Recursive coordinate bisection of the nodes perm[lo:hi] (reordered in place); nodes of one
+    group (same coordinates) land on the same side of every cut, and the separator is the
+    smaller side's nodes with an edge across (with even_remainder, plus one more node of each
+    group that would otherwise keep an odd number of nodes below the cut: see
+    :func:`_even_remainders`). Segments max_depth levels down are left whole (max_depth < 0: no
+    limit). Returns the tree (o_lo, o_hi, ch, n_nodes, whole): node 0 is the segment, node t
+    owns perm[o_lo[t]:o_hi[t]] and has children ch[t] (-1: none); whole[t]: a segment of
+    more than leaf_size nodes left unsplit at max_depth. Only perm[lo:hi] is touched, so
+    disjoint segments can be bisected in threads."""
     N = coords.shape[0]
-    perm = np.arange(N)
     side = np.full(N, -1, np.int64)
-    cap = 2 * N + 2
+    cap = 2 * (hi - lo) + 2
     sub_lo = np.empty(cap, np.int64)
     sub_hi = np.empty(cap, np.int64)
+    depth = np.zeros(cap, np.int64)
     o_lo = np.empty(cap, np.int64)
     o_hi = np.empty(cap, np.int64)
     ch = np.full((cap, 2), -1, np.int64)
+    whole = np.zeros(cap, np.bool_)
     n_nodes = 1
-    sub_lo[0], sub_hi[0] = 0, N
+    sub_lo[0], sub_hi[0] = lo, hi
     todo = np.empty(cap, np.int64)
     ntodo = 1
     todo[0] = 0
-    tmp = np.empty(N, np.int64)
+    tmp = np.empty(hi - lo, np.int64)
     while ntodo > 0:
         ntodo -= 1
         t = todo[ntodo]
-        lo, hi = sub_lo[t], sub_hi[t]
-        n = hi - lo
-        if n <= leaf_size:
-            o_lo[t], o_hi[t] = lo, hi
+        s_lo, s_hi = sub_lo[t], sub_hi[t]
+        n = s_hi - s_lo
+        if n <= leaf_size or depth[t] == max_depth:
+            o_lo[t], o_hi[t] = s_lo, s_hi
+            whole[t] = n > leaf_size
             continue
-        seg = perm[lo:hi]
+        seg = perm[s_lo:s_hi]
         ext0 = coords[seg, 0].max() - coords[seg, 0].min()
         ext1 = coords[seg, 1].max() - coords[seg, 1].min()
         axis = 0 if ext0 >= ext1 else 1
@@ -130,19 +137,26 @@ def nested_dissection(coords, group, indptr, nbr, leaf_size, even_remainder):
                 tmp[k] = seg_sorted[i]
                 k += 1
         for i in range(n):
-            perm[lo + i] = tmp[i]
+            perm[s_lo + i] = tmp[i]
             side[tmp[i]] = -1
-        o_lo[t], o_hi[t] = lo + n0 + n1, hi
+        o_lo[t], o_hi[t] = s_lo + n0 + n1, s_hi
         for c in range(2):
-            clo = lo if c == 0 else lo + n0
-            chi = lo + n0 if c == 0 else lo + n0 + n1
+            clo = s_lo if c == 0 else s_lo + n0
+            chi = s_lo + n0 if c == 0 else s_lo + n0 + n1
             if chi > clo:
                 sub_lo[n_nodes], sub_hi[n_nodes] = clo, chi
+                depth[n_nodes] = depth[t] + 1
                 ch[t, c] = n_nodes
                 todo[ntodo] = n_nodes
                 ntodo += 1
                 n_nodes += 1
-    # postorder by iterative DFS
+    return o_lo[:n_nodes], o_hi[:n_nodes], ch[:n_nodes], n_nodes, whole[:n_nodes]
+
+
+@njit(cache=True)
+def postordered(o_lo, o_hi, ch):
+    """(own_lo, own_hi, n_child) of the tree (node 0 the root) with its nodes in postorder."""
+    n_nodes = o_lo.shape[0]
     post = np.empty(n_nodes, np.int64)
     stack = np.empty(2 * n_nodes + 2, np.int64)
     expanded = np.zeros(n_nodes, np.bool_)
@@ -164,8 +178,43 @@ def nested_dissection(coords, group, indptr, nbr, leaf_size, even_remainder):
     n_child = np.zeros(n_nodes, np.int64)
     for t in range(n_nodes):
         n_child[t] = (ch[t, 0] >= 0) + (ch[t, 1] >= 0)
-    return perm, o_lo[post], o_hi[post], n_child[post]
+    return o_lo[post], o_hi[post], n_child[post]
 
+
+#: with threads, the levels bisected before the segments below are handed to the threads
+THREADED_TOP_LEVELS = 3
+
+
+def nested_dissection(coords, group, indptr, nbr, leaf_size: int, even_remainder: bool, threads: int = 1):
+    """Nested dissection by :func:`bisect_segment` of all nodes. Returns (perm, own_lo, own_hi,
+    n_child) with tree nodes in postorder; tree node t owns perm[own_lo[t]:own_hi[t]], its
+    subtree is contiguous in perm. threads > 1: the segments THREADED_TOP_LEVELS levels down are
+    bisected in threads and grafted in; the same tree (each segment is cut alone either way)."""
+    N = coords.shape[0]
+    perm = np.arange(N)
+    args = (coords, group, indptr, nbr, leaf_size, even_remainder, perm)
+    o_lo, o_hi, ch, _, whole = bisect_segment(*args, 0, N, THREADED_TOP_LEVELS if threads > 1 else -1)
+    segments = np.flatnonzero(whole)
+    if len(segments):
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dissection") as pool:
+            subtrees = list(pool.map(lambda t: bisect_segment(*args, o_lo[t], o_hi[t], -1), segments))
+        o_lo, o_hi, ch = _graft(o_lo, o_hi, ch, segments, subtrees)
+    return (perm, *postordered(o_lo, o_hi, ch))
+
+
+def _graft(o_lo, o_hi, ch, segments, subtrees):
+    """The tree with each node segments[i] replaced by the root of subtrees[i] (the rest of each
+    subtree appended, its node ids shifted)."""
+    parts_lo, parts_hi, parts_ch = [o_lo.copy()], [o_hi.copy()], [ch.copy()]
+    n = len(o_lo)
+    for t, (s_lo, s_hi, s_ch, s_n, _) in zip(segments, subtrees):
+        shift = np.where(s_ch >= 0, s_ch - 1 + n, -1)  # sub node j > 0 becomes n + j - 1
+        parts_lo[0][t], parts_hi[0][t], parts_ch[0][t] = s_lo[0], s_hi[0], shift[0]
+        parts_lo.append(s_lo[1:])
+        parts_hi.append(s_hi[1:])
+        parts_ch.append(shift[1:])
+        n += s_n - 1
+    return np.concatenate(parts_lo), np.concatenate(parts_hi), np.concatenate(parts_ch)
 
 
 def bfs_coordinates(G) -> np.ndarray:
@@ -185,12 +234,12 @@ def bfs_coordinates(G) -> np.ndarray:
 
 
 def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, leaf_nodes: int,
-                       even_remainder: bool = False):
+                       even_remainder: bool = False, threads: int = 1):
     """Nested dissection of the graph of ``csr`` whose cuts never pass through a group
     group_ptr[g]:group_ptr[g+1] (separators are the nodes next to a cut, on one side).
     ``coords``: one (x, y) per group, or None for BFS distances on the group graph;
-    ``even_remainder``: cut groups keep an even number of nodes below the separator.
-    Returns (perm, own_lo, own_hi, n_child) over nodes, tree nodes in postorder."""
+    ``even_remainder``: cut groups keep an even number of nodes below the separator;
+    ``threads``: the lower levels bisected in threads (same result). Returns (perm, own_lo, own_hi, n_child) over nodes, tree nodes in postorder."""
     sizes = np.diff(group_ptr)
     group_of = np.repeat(np.arange(len(sizes)), sizes)
     if coords is None:
@@ -200,4 +249,4 @@ def grouped_dissection(csr, group_ptr: np.ndarray, coords: np.ndarray | None, le
         coords = bfs_coordinates(G)
     node_coords = np.ascontiguousarray(np.repeat(coords, sizes, axis=0), dtype=np.float64)
     return nested_dissection(node_coords, group_of.astype(np.int64), csr.indptr.astype(np.int64),
-                             csr.indices.astype(np.int64), int(leaf_nodes), bool(even_remainder))
+                             csr.indices.astype(np.int64), int(leaf_nodes), bool(even_remainder), int(threads))

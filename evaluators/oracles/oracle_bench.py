@@ -3,8 +3,9 @@ measured in the same process (seconds, ratios, and the difference in log Z betwe
 
 - tn: P06 (random 3-regular +-1 glass, beta = 1): the oracle before its buffer pool and 2^24-float
   budget against now (:mod:`evaluators.oracles.tn_bench`).
-- planar: P04 (+-J grid), CPU seconds: the oracle end to end; the elimination in float64 and in
-  double-double, the cold layout against the plain one; the cost and size of the running bound.
+- planar: P04 (+-J grid): the oracle end to end in one thread against the elimination's subtrees
+  in threads (wall and CPU seconds); the elimination in float64 and in double-double; the cost
+  and size of the running bound.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
   tensor network and the transfer matrix.
 """
@@ -27,25 +28,27 @@ def _timed(fn, *args, **kw):
     return value, time.perf_counter() - start
 
 
-def _cpu_timed(fn, *args, **kw):
-    """(value, CPU seconds of this process): the planar kernels are single-threaded, and CPU time
-    does not count the waits for a core that a loaded machine adds to the wall clock."""
-    start = time.process_time()
+def _wall_cpu_timed(fn, *args, **kw):
+    """(value, wall seconds, CPU seconds of this process, all its threads): with threads the CPU
+    time exceeds the wall time; on a loaded machine the wall time also counts waits for a core."""
+    start, cpu = time.perf_counter(), time.process_time()
     value = fn(*args, **kw)
-    return value, time.process_time() - start
+    return value, time.perf_counter() - start, time.process_time() - cpu
 
 
-def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0, 20.0, 100.0))),
-                 bounded_max_L: int = 64, seed: int = 0, warm_up: bool = True) -> list[dict]:
-    """One row per (L, beta), CPU seconds: the oracle end to end (``planar_log_z``: its
-    arithmetic and, cold, its certified ground-state line or a refusal), and the Pfaffian
-    elimination alone in float64 and in double-double, each in the layout the oracle now uses
-    (even-remainder separators above EVEN_SEPARATORS_ABOVE; one-triangle fronts in double-double)
-    against the plain layout and full-storage kernel (the baseline), with delayed pivots and
-    differences in log Z; up to bounded_max_L also float64 with the running error bound."""
+def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))),
+                 bounded_max_L: int = 64, seed: int = 0, warm_up: bool = True, repeats: int = 2) -> list[dict]:
+    """One row per (L, beta): the oracle end to end (``planar_log_z``: embedding, matrix,
+    arithmetic choice, elimination; cold, its certified ground-state line or a refusal) in one
+    thread (the baseline) and with the elimination's subtrees in threads (the default), wall and
+    CPU seconds and the difference in log Z (0: the same pivots), each the fastest of `repeats`
+    runs taken in turns (the machine's other load comes and goes); then the Pfaffian elimination
+    alone (threaded, in the oracle's layout) in float64 and in double-double, its delayed pivots
+    and their difference; up to bounded_max_L also float64 with the running error bound."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
     from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
     from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+    from evaluators.oracles.subtree_threads import default_threads
 
     if warm_up:  # compile every kernel first (numba), so no row pays for it
         bench_planar(cases=((6, (1.0, 20.0)),), bounded_max_L=6, warm_up=False)
@@ -55,27 +58,31 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0, 
         base = task.to_model(task.probe_params(L * L, seed, 0), L * L)
         for beta in betas:
             model = base.with_beta(beta)
-            row = {"L": L, "beta": beta}
-            try:
-                row["oracle"], row["oracle_s"] = _cpu_timed(planar_log_z, model)
-            except TooLarge:
-                row["oracle"], row["oracle_s"] = None, None
             emb, K, _, _ = _setup(model, "low_t")
             A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K)
+            row = {"L": L, "beta": beta, "threads": default_threads(A.shape[0])}
+            for name in ("serial", "threaded"):
+                row[name] = row[f"{name}_s"] = row[f"{name}_cpu"] = None
+            for _ in range(repeats):
+                for name, threads in (("serial", 1), ("threaded", None)):
+                    try:
+                        value, wall, cpu = _wall_cpu_timed(planar_log_z, model, threads=threads)
+                    except TooLarge:
+                        continue
+                    if row[f"{name}_s"] is None or wall < row[f"{name}_s"]:
+                        row[name], row[f"{name}_s"], row[f"{name}_cpu"] = value, wall, cpu
+            row["thread_diff"] = abs(row["threaded"] - row["serial"]) if row["serial"] is not None else None
             cold = float(np.abs(K).max()) > EVEN_SEPARATORS_ABOVE
-            for name, ext, new in (("f64_old", False, False), ("f64", False, True),
-                                   ("dd_old", True, False), ("dd", True, True)):
+            for name, ext in (("f64", False), ("dd", True)):
                 stats: list = []
-                row[name], row[f"{name}_s"] = _cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=ext,
-                                                         even_separators=new and cold, half_kernel=new and ext,
-                                                         front_stats=stats)
+                row[name], row[f"{name}_s"], _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=ext,
+                                                                 even_separators=cold, front_stats=stats)
                 row[f"{name}_delayed"] = int(stats[0][:, 2].sum())
             row["abs_diff"] = abs(row["f64"] - row["dd"])
-            row["dd_diff"] = abs(row["dd"] - row["dd_old"])
             row["float64_bound"] = row["float64_bound_s"] = None
             if L <= bounded_max_L:
-                (_, row["float64_bound"]), row["float64_bound_s"] = _cpu_timed(log_abs_pfaffian_bounded, A,
-                                                                               group_ptr, coords)
+                (_, row["float64_bound"]), row["float64_bound_s"], _ = _wall_cpu_timed(log_abs_pfaffian_bounded, A,
+                                                                                       group_ptr, coords)
             rows.append(row)
     return rows
 
@@ -84,23 +91,22 @@ def format_planar(rows: list[dict]) -> str:
     def cell(r, key):
         return f"{r[key]:.2f} s" if r.get(key) is not None else "-"
 
-    def ratio(r, name):
-        return f"{r[f'{name}_old_s'] / max(r[f'{name}_s'], 1e-9):5.1f}x"
-
-    head = (f"{'L':>4}  {'beta':>5}  {'oracle':>8}  {'f64 old':>8}  {'f64 new':>8}  {'ratio':>6}  {'dd old':>8}  "
-            f"{'dd new':>8}  {'ratio':>6}  {'delayed old / new':>17}  {'|new - old|':>11}  {'|f64 - dd|':>10}  "
+    head = (f"{'L':>4}  {'beta':>5}  {'threads':>7}  {'serial wall':>11}  {'cpu':>7}  {'threaded wall':>13}  "
+            f"{'cpu':>7}  {'ratio':>6}  {'|diff|':>7}  {'f64':>7}  {'dd':>7}  {'delayed':>7}  {'|f64 - dd|':>10}  "
             f"{'f64+bound':>9}  {'bound':>8}")
-    lines = ["P04, +-J grid, CPU seconds: the oracle end to end ('-': refused), and the Pfaffian elimination alone",
-             "(matrix build excluded) in float64 and double-double, in the plain layout (old) and the cold layout",
-             "the oracle now uses (new); delayed pivots and |new - old| of double-double",
+    lines = ["P04, +-J grid: the oracle end to end ('-': refused) in one thread and with the elimination's subtrees",
+             "in threads (wall and CPU seconds, the faster of runs taken in turns; ratio of wall times; |difference|",
+             "in log Z), and the Pfaffian elimination alone (matrix build excluded, threaded, wall) in float64 and",
+             "double-double",
              head, "-" * len(head)]
     for r in rows:
         b = f"{r['float64_bound']:.1e}" if r["float64_bound"] is not None else "-"
-        delayed = f"{r['dd_old_delayed']} / {r['dd_delayed']}"
-        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {cell(r, 'oracle_s'):>8}  {cell(r, 'f64_old_s'):>8}  "
-                     f"{cell(r, 'f64_s'):>8}  {ratio(r, 'f64'):>6}  {cell(r, 'dd_old_s'):>8}  {cell(r, 'dd_s'):>8}  "
-                     f"{ratio(r, 'dd'):>6}  {delayed:>17}  {r['dd_diff']:>11.1e}  {r['abs_diff']:>10.1e}  "
-                     f"{cell(r, 'float64_bound_s'):>9}  {b:>8}")
+        ratio = f"{r['serial_s'] / max(r['threaded_s'], 1e-9):.2f}x" if r["serial_s"] is not None else "-"
+        diff = f"{r['thread_diff']:.0e}" if r["thread_diff"] is not None else "-"
+        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {r['threads']:>7}  {cell(r, 'serial_s'):>11}  "
+                     f"{cell(r, 'serial_cpu'):>7}  {cell(r, 'threaded_s'):>13}  {cell(r, 'threaded_cpu'):>7}  "
+                     f"{ratio:>6}  {diff:>7}  {cell(r, 'f64_s'):>7}  {cell(r, 'dd_s'):>7}  {r['dd_delayed']:>7}  "
+                     f"{r['abs_diff']:>10.1e}  {cell(r, 'float64_bound_s'):>9}  {b:>8}")
     return "\n".join(lines)
 
 

@@ -147,13 +147,15 @@ def log_abs_det_sparse(M) -> float:
     return float(np.log(np.abs(lu.U.diagonal())).sum())
 
 
-def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto") -> float:
+def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto", threads: int | None = None) -> float:
     """Natural log Z at model.beta.
 
     method: "auto" / "low_t" (dual Kasteleyn Pfaffian) or "high_t" (Kac-Ward determinant).
     precision (low_t only): "auto" (double-double when beta * max|J| > 3), "double",
-    "double-double". Raises NotApplicable for fields, k >= 3-spin terms, rank-one blocks or a
-    non-planar interaction graph.
+    "double-double". threads (low_t): threads of the elimination (None: one for small
+    matrices, else the usable cores; the value does not depend on it, see
+    :func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields,
+    k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
     """
     emb, K, shift, method = _setup(model, method)
     if method == "high_t":
@@ -165,7 +167,8 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if top > MAX_BETA_J or _needs_cold_guard(walled):
         return shift + _cold_log_z(emb, K, top, extended)
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
-    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended, even_separators=top > EVEN_SEPARATORS_ABOVE)
+    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended, even_separators=top > EVEN_SEPARATORS_ABOVE,
+                             threads=threads)
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value

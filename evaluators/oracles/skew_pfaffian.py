@@ -35,9 +35,23 @@ separator node (:func:`evaluators.oracles.nested_dissection.nested_dissection`, 
 (:mod:`evaluators.oracles.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
 The running error bound keeps the plain layout and the full-storage kernel it was analysed for.
 
-Measured (P04, CPU seconds on 2 loaded cores, ``evolve perf planar``; README for the table):
-L = 64 0.03-0.05 s in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1,
-2.1-2.5 s colder, and 6-7.5 s in double-double at beta = 3 .. 8 (the plain layout: 8-9 s).
+Threads: the subtrees under a separator are independent until it, so :func:`eliminate_fronts`
+takes a range of the postorder and the contribution stack as input and output, runs without
+the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees three levels below the
+root in threads and the seven fronts above them as their children finish (from 50k nodes, on
+the cores the process may use; the dissection's lower levels are cut in threads too). Each
+front gets the same blocks in the same order as in the serial run and the fronts' logs are
+summed in postorder afterwards: the value is the serial one, bit for bit. What the threads
+cannot share: the fronts on the path to the root run one after another, and cold they are the
+largest (P04 L = 256, beta = 8 in double-double: the root front 1030 nodes, 651 of them delayed
+from below, 0.42 s; its larger child 1004 nodes, 0.6 s; the top seven fronts a third of the
+elimination's 7 s of thread time, the eight subtrees two thirds).
+
+Measured (P04, ``evolve perf planar``; README for the table): L = 64 0.03-0.05 s CPU in float64,
+0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder, and 5.4-6 s CPU
+in double-double at beta = 5 .. 8; at beta = 8 5.4-5.9 s wall in one thread, 3.7-3.8 s in two
+(load average 1.3-1.8 on the 2 cores; the work grows about 10% when both threads run, and with
+another process on a core the threads gain little or nothing).
 """
 
 from __future__ import annotations
@@ -49,6 +63,7 @@ from evaluators.oracles.double_double import dd_add
 from evaluators.oracles.nested_dissection import grouped_dissection
 from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
 from evaluators.oracles.skew_front_half import eliminate_front_half
+from evaluators.oracles.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
 
 PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
@@ -63,38 +78,44 @@ def _grow(a, need):
     return b
 
 
-@njit(cache=True)
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext, track, front_stats, half):
-    """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
-    postordered dissection tree (perm, own_lo, own_hi, n_child). ext: double-double arithmetic;
-    track: a running error analysis gives the bound (else 0; the entries of A are taken as
-    exact: the rounding of the caller's inputs is the caller's to bound); half (without track):
-    fronts eliminated on one triangle. Fills front_stats[t] = (front size, fully summed, left
-    over) when it has a row per tree node. -inf when A is singular (numerically: no acceptable
-    pivot)."""
+def empty_stack(ext: bool, track: bool):
+    """A contribution stack with no block: (hi, lo, bound, node ids, and per block: offset of its
+    values, offset of its ids, size n, delayed count nd; number of blocks). Block c holds an
+    n x n dense Schur complement (row-major at hi[b_v[c]:], lo / bound alike when ext / track)
+    over the nodes s_idx[b_i[c]:b_i[c] + n], the nd delayed (fully summed) ones first."""
+    return (np.empty(1 << 16), np.empty(1 << 16 if ext else 0), np.empty(1 << 16 if track else 0),
+            np.empty(1 << 12, np.int64), np.empty(8, np.int64), np.empty(8, np.int64), np.empty(8, np.int64),
+            np.empty(8, np.int64), 0)
+
+
+@njit(cache=True, nogil=True)
+def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi, stack, u, ext, track,
+                     half, front_logs, front_errs, front_stats):
+    """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
+    (perm, own_lo, own_hi, n_child; owner[v] = tree node owning matrix node v) of the skew
+    matrix A in CSR rows (nbr, val). stack (see :func:`empty_stack`) holds, on top, the
+    contribution blocks of the children of the range's first fronts that lie outside it; each
+    front pops its children's blocks and pushes its own. Returns (the stack after the range,
+    singular). Writes front_logs[t] = sum of ln |pivot| of front t and front_errs[t] its error
+    bound (track: a running error analysis, else 0; the entries of A are taken as exact);
+    front_stats[t] = (front size, fully summed, left over) when it has a row per tree node.
+    ext: double-double arithmetic; half (without track): fronts eliminated on one triangle.
+    singular: the root front (t = T - 1) could not eliminate everything (no acceptable pivot).
+
+    Disjoint subtrees touch disjoint rows of the output arrays and only read the rest, and
+    the function runs without the GIL, so independent subtrees can run in threads."""
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
-    err = 0.0
     N = perm.shape[0]
     T = own_lo.shape[0]
-    owner = np.empty(N, np.int64)
-    for t in range(T):
-        for i in range(own_lo[t], own_hi[t]):
-            owner[perm[i]] = t
+    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
+    need = nb + (t_hi - t_lo) + 1
+    b_v = _grow(b_v, need)
+    b_i = _grow(b_i, need)
+    b_n = _grow(b_n, need)
+    b_nd = _grow(b_nd, need)
     pos = np.full(N, -1, np.int64)
-    # stack of contribution blocks: node ids (the nd delayed ones first) and dense hi / lo values
-    s_hi = np.empty(1 << 16)
-    s_lo = np.empty(1 << 16 if ext else 0)
-    s_bd = np.empty(1 << 16 if track else 0)
-    s_idx = np.empty(1 << 12, np.int64)
-    b_v = np.empty(T + 1, np.int64)
-    b_i = np.empty(T + 1, np.int64)
-    b_n = np.empty(T + 1, np.int64)
-    b_nd = np.empty(T + 1, np.int64)
-    nb = 0
-    total = 0.0
-    comp = 0.0
     idx = np.empty(N, np.int64)
-    for t in range(T):
+    for t in range(t_lo, t_hi):
         first = nb - n_child[t]
         f = 0
         for i in range(own_lo[t], own_hi[t]):
@@ -152,15 +173,13 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
         itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
         if half and not track:
             lp, n, loc = eliminate_front_half(H, L, ext, k, u if f > k else 0.0)
+            e = 0.0
         else:
             lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
-            err += e
-        y = lp - comp
-        tt = total + y
-        comp = (tt - total) - y
-        total = tt
-        if n > 0 and t == T - 1:
-            return -np.inf, np.inf  # the root could not eliminate everything: A is singular
+        front_logs[t] = lp
+        front_errs[t] = e
+        if n > 0 and t == T - 1:  # the root could not eliminate everything: A is singular
+            return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb), True
         s_hi = _grow(s_hi, vtop + n * n)
         if ext:
             s_lo = _grow(s_lo, vtop + n * n)
@@ -185,13 +204,98 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u, ext,
         nb += 1
         for a in range(f):
             pos[idx[a]] = -1
+    return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb), False
+
+
+@njit(cache=True)
+def front_owner(perm, own_lo, own_hi):
+    """owner[v]: the tree node whose front owns matrix node v."""
+    owner = np.empty(perm.shape[0], np.int64)
+    for t in range(own_lo.shape[0]):
+        for i in range(own_lo[t], own_hi[t]):
+            owner[perm[i]] = t
+    return owner
+
+
+@njit(cache=True)
+def sum_front_logs(front_logs, front_errs):
+    """(Kahan-compensated sum of the fronts' ln |pivots| in postorder, sum of their error bounds):
+    the order of the serial elimination, whatever order the fronts ran in."""
+    total = 0.0
+    comp = 0.0
+    err = 0.0
+    for t in range(front_logs.shape[0]):
+        y = front_logs[t] - comp
+        tt = total + y
+        comp = (tt - total) - y
+        total = tt
+        err += front_errs[t]
     return total, err
+
+
+def _stack_of(blocks: list, ext: bool, track: bool):
+    """A contribution stack holding the given blocks (bottom first), as :func:`empty_stack` lays it out."""
+    if not blocks:
+        return empty_stack(ext, track)
+    n = np.array([len(ids) for ids, _, _, _, _ in blocks], np.int64)
+    b_i = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+    b_v = np.concatenate(([0], np.cumsum(n * n)[:-1])).astype(np.int64)
+    nd = np.array([d for _, d, _, _, _ in blocks], np.int64)
+
+    def flat(part, used):
+        return np.concatenate([blk[part] for blk in blocks]) if used else np.empty(0)
+
+    return (flat(2, True), flat(3, ext), flat(4, track), np.concatenate([blk[0] for blk in blocks]),
+            b_v, b_i, n, nd, len(blocks))
+
+
+def _top_block(stack):
+    """The top block of a stack: (node ids, delayed count, hi, lo, bound) with flat values."""
+    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
+    c = nb - 1
+    n, v = int(b_n[c]), int(b_v[c])
+
+    def part(a):
+        return a[v:v + n * n].copy() if a.shape[0] else a
+
+    return s_idx[b_i[c]:b_i[c] + n].copy(), int(b_nd[c]), part(s_hi), part(s_lo), part(s_bd)
+
+
+def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: float, ext: bool, track: bool,
+                        front_stats: np.ndarray, half: bool, threads: int = 1) -> tuple[float, float]:
+    """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
+    postordered dissection tree (perm, own_lo, own_hi, n_child) by :func:`eliminate_fronts`
+    (arguments as there); with threads > 1 the subtrees below the top levels of the tree run
+    concurrently (:mod:`evaluators.oracles.subtree_threads`). Every front gets the same inputs in
+    the same order either way, and the fronts' logs are summed in postorder afterwards, so the
+    result does not depend on threads. (-inf, inf) when A is (numerically) singular."""
+    T = own_lo.shape[0]
+    owner = front_owner(perm, own_lo, own_hi)
+    front_logs = np.zeros(T)
+    front_errs = np.zeros(T)
+
+    def run(t_lo: int, t_hi: int, child_blocks: list):
+        """The block the range's last front hands up; None when that front is the root and
+        found A singular."""
+        stack, singular = eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi,
+                                           _stack_of(child_blocks, ext, track), u, ext, track, half, front_logs,
+                                           front_errs, front_stats)
+        return None if singular else _top_block(stack)
+
+    if threads > 1:
+        root_block = run_tree_in_threads(split_tree(n_child, own_lo, own_hi, split_depth_for(threads)), run, threads)
+    else:
+        root_block = run(0, T, [])
+    if root_block is None:
+        return -np.inf, np.inf
+    return sum_front_logs(front_logs, front_errs)
 
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
                      leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
-                     even_separators: bool = False, half_kernel: bool | None = None) -> float:
+                     even_separators: bool = False, half_kernel: bool | None = None,
+                     threads: int | None = None) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
@@ -202,27 +306,29 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     remainder (for cold Kasteleyn matrices, see above); half_kernel: fronts eliminated on one
     triangle (:mod:`evaluators.oracles.skew_front_half`; default: in double-double, where it
     halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
-    bounded run. Returns -inf when A is singular.
+    bounded run. threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e.
+    one thread below 50k nodes, else the usable cores up to 4); the value does not depend on it.
+    Returns -inf when A is singular.
     """
     half = extended if half_kernel is None else half_kernel
     return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats,
-                             even_separators, half)[0]
+                             even_separators, half, threads)[0]
 
 
 def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
                              extended: bool = False, u: float = PIVOT_THRESHOLD,
-                             leaf_nodes: int = LEAF_NODES) -> tuple[float, float]:
+                             leaf_nodes: int = LEAF_NODES, threads: int | None = None) -> tuple[float, float]:
     """(ln |Pf A|, a bound on its absolute error) by the same elimination with a running error
     analysis (Wilkinson): every entry carries a bound on its error, propagated through each
     update with the rounding of each operation (unit roundoff 2^-53, or 2^-102 in double-double)
     and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
     sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
-    (-inf, inf) when A is (numerically) singular."""
-    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False)
+    threads as in :func:`log_abs_pfaffian`. (-inf, inf) when A is (numerically) singular."""
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False, threads)
     return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
 
 
-def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half):
+def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half, threads):
     N = A.shape[0]
     if N == 0:
         return 0.0, 0.0
@@ -231,11 +337,12 @@ def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, fron
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even)
+    threads = default_threads(N) if threads is None else int(threads)
+    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even, threads)
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
     value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                                        csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats, half and not track)
+                                       float(u), bool(extended), bool(track), stats, half and not track, threads)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)
