@@ -4,6 +4,7 @@ config tree reads every component's own section."""
 
 import dataclasses
 import io
+import sys
 import textwrap
 
 import pytest
@@ -114,7 +115,10 @@ def plugin_dir(tmp_path, monkeypatch):
     for package in (search.proposers, search.strategies):
         monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
         monkeypatch.setattr(package._registry, "classes", dict(package._registry.classes))  # forgotten afterwards
-    return folder
+    yield folder
+    for module in folder.glob("*.py"):   # imported again (and registered again) by the next test that writes it
+        for package in (search.proposers, search.strategies):
+            sys.modules.pop(f"{package.__name__}.{module.stem}", None)
 
 
 def run_locally(cfg, store, sandbox):
