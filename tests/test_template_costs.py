@@ -83,9 +83,10 @@ def test_bucket_pass_touches_each_factor_a_bounded_number_of_times():
     factors = [(CountingSpins(vs), t) for vs, t in factors]
     order = list(range(n))
     CountingSpins.touches = 0
-    got = tensor_contraction._buckets(factors, order, set(range(n)), base, False)
-    # placing a factor, collecting its bucket's spins, two einsum operand lists: a few touches
-    # each; rescanning every factor at every spin (the old pass) would be ~ n * m = 4e7
+    scopes, tables = tensor_contraction._oriented(factors, elimination_order._positions(order, n))
+    got = tensor_contraction._buckets(tables, elimination_order._bucket_plan(scopes, n), base, False)
+    # a factor's spins are read once, into elimination positions; rescanning every factor at every
+    # spin (an old pass) would be ~ n * m = 4e7
     assert CountingSpins.touches <= 8 * len(factors), CountingSpins.touches
     ref = tensor_contraction._method_log_z(edges, J, h, [], None, 0.7, n, {"order": "natural"})
     assert got == pytest.approx(ref, rel=1e-12)

@@ -20,10 +20,12 @@ exact at every temperature.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from search.structural.templates import Claims, elimination_order, lattice_exponent, measured_widths, render
-from search.structural.templates.elimination_order import _elimination_order, _first_eliminated, _widest_factor
+from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
 from tasks.family import width_growth
 
 NAME = "tensor_contraction"
@@ -32,6 +34,8 @@ OPTION_SPACE = {
     "engine": ("bucket", "einsum"),
 }
 IMPORTS = """\
+import math
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
@@ -42,6 +46,9 @@ MAX_FACTOR_SPINS = 26
 SMALL_BUCKET_SPINS = 12
 #: numpy.einsum's index alphabet
 EINSUM_LABELS = 52
+#: a factor over at most this many entries has its extremes read by Python's max / min of a list
+#: (a numpy reduction costs more than the list on a few entries)
+LIST_EXTREMES = 64
 
 
 def _merged_couplings(edges, J, rank_one, n):
@@ -60,20 +67,25 @@ def _merged_couplings(edges, J, rank_one, n):
     return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
 
 
-def _sum_out(bucket, v, keep):
-    """sum over spin v of the product of the bucket's factors, as an array over ``keep`` (sorted).
-    One greedy einsum per value of v, each straight onto the kept spins: no intermediate exceeds
-    2^len(keep) entries (the joint factor with v, twice as large, is never formed)."""
-    label = {u: i for i, u in enumerate(keep)}
+def _sum_out(ops, scopes, keep):
+    """The sum over spin k of the product of ``ops`` (factors over ``scopes``, sorted tuples of
+    elimination positions, each starting with k), as an array over ``keep`` (sorted).
+    A small bucket is one direct einsum with k summed (optimize=False: a loop over the bucket's
+    spins, no intermediate, no path search); a wide one is one greedy einsum per value of k, each
+    straight onto the kept spins, so no intermediate exceeds 2^len(keep) entries (the joint factor
+    with k, twice as large, is never formed)."""
+    at = {u: j for j, u in enumerate(keep)}
+    if len(keep) <= SMALL_BUCKET_SPINS:
+        letters = "abcdefghijklmnopqrstuvwxyz"          # k is "a", keep[j] is letters[j + 1]
+        spec = ",".join("a" + "".join([letters[at[u] + 1] for u in sc[1:]]) for sc in scopes)
+        return np.einsum(spec + "->" + letters[1:len(keep) + 1], *ops)
     total = None
     for value in (0, 1):
         args = []
-        for vs, t in bucket:
-            args += [t[tuple(value if u == v else slice(None) for u in vs)], [label[u] for u in vs if u != v]]
+        for sc, t in zip(scopes, ops):
+            args += [t[value], [at[u] for u in sc[1:]]]
         args.append(list(range(len(keep))))
-        # every operand's spins are among ``keep``: one direct loop over them costs 2^len(keep) per
-        # operand with no intermediate, so a contraction path only pays for itself on wide buckets
-        part = np.einsum(*args, optimize="greedy" if len(keep) > SMALL_BUCKET_SPINS else False)
+        part = np.einsum(*args, optimize="greedy")
         if total is None:
             total = part
         else:
@@ -84,37 +96,43 @@ def _sum_out(bucket, v, keep):
 
 def _factors(edges, J, h, beta, log_domain=False):
     """The network: a list of (spins tuple, array: its entries' logs when ``log_domain``) and the log
-    offset taken out of them."""
+    offset taken out of them. Built as two stacked arrays (couplings, fields), each factor a view."""
     s = np.array([1.0, -1.0])
-    K = beta * J
+    K = beta * np.asarray(J, dtype=np.float64)
     H = beta * np.asarray(h, dtype=np.float64)
-    form = (lambda x: x) if log_domain else np.exp
-    factors = [((int(a), int(b)), form(k * np.outer(s, s) - abs(k))) for (a, b), k in zip(edges.tolist(), K)]
-    factors += [((int(i),), form(H[i] * s - abs(H[i]))) for i in np.flatnonzero(H)]
+    fields = np.flatnonzero(H)
+    pair = K[:, None, None] * np.outer(s, s) - np.abs(K)[:, None, None]
+    single = H[fields][:, None] * s - np.abs(H[fields])[:, None]
+    if not log_domain:
+        pair, single = np.exp(pair), np.exp(single)
+    factors = [((a, b), t) for (a, b), t in zip(edges.tolist(), pair)]
+    factors += [((i,), t) for i, t in zip(fields.tolist(), single)]
     return factors, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
 
 
-def _sum_out_log(bucket, v, keep):
-    """``_sum_out`` on logs: log of the sum over spin v of the product of the bucket's factors."""
-    where = {u: i for i, u in enumerate(keep)}
-    parts = []
-    for value in (0, 1):
-        acc = np.zeros((2,) * len(keep))
-        for vs, t in bucket:
-            rest = [u for u in vs if u != v]
-            piece = t[tuple(value if u == v else slice(None) for u in vs)]
-            piece = np.transpose(piece, np.argsort([where[u] for u in rest])) if rest else piece
-            shape = [1] * len(keep)
-            for u in rest:
-                shape[where[u]] = 2
-            acc = acc + np.reshape(piece, shape)
-        parts.append(acc)
-    return np.logaddexp(parts[0], parts[1])
+def _extremes(t):
+    """(largest, smallest) entry of an array, as floats."""
+    if t.size <= LIST_EXTREMES:
+        entries = t.ravel().tolist()
+        return max(entries), min(entries)
+    return float(t.max()), float(t.min())
 
 
-def _tiny(bucket):
-    """Whether a product of the bucket's factors (each with largest entry 1) could underflow."""
-    return float(np.prod([np.min(t) for _, t in bucket])) < 1e-280
+def _oriented(factors, pos):
+    """(scopes, tables): each factor's spins as their elimination positions in increasing order,
+    and its table with the axes permuted to match (a view), so a factor's first axis is the spin
+    whose bucket it waits in."""
+    scopes, tables = [], []
+    for vs, t in factors:
+        p = [pos[u] for u in vs]
+        if len(p) == 2 and p[0] > p[1]:
+            p, t = [p[1], p[0]], t.T
+        elif len(p) > 2:
+            perm = sorted(range(len(p)), key=p.__getitem__)
+            p, t = [p[j] for j in perm], np.transpose(t, perm)
+        scopes.append(tuple(p))
+        tables.append(t)
+    return scopes, tables
 
 
 def _contract_network(factors):
@@ -169,62 +187,76 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     order = _elimination_order(n, edges, options.get("order", "min_fill"), cap=MAX_FACTOR_SPINS)
     if len(order) < n:
         raise MemoryError(f"the greedy elimination order makes a factor over more than {MAX_FACTOR_SPINS} spins")
-    widest = _widest_factor([set(vs) for vs, _ in factors], order)   # before any work
-    if widest > MAX_FACTOR_SPINS:
-        raise MemoryError(f"the elimination order makes a factor over {widest} spins (2^{widest} entries)")
+    pos = _positions(order, n)
+    scopes, tables = _oriented(factors, pos)
+    plan = _bucket_plan(scopes, n)                         # before any work: its widest factor
+    if plan[2] > MAX_FACTOR_SPINS:
+        raise MemoryError(f"the elimination order makes a factor over {plan[2]} spins (2^{plan[2]} entries)")
     base = log_scale
     for log_domain in (False, True):
         if log_domain:
-            factors = _factors(edges, J, h, beta, log_domain=True)[0]
-        result = _buckets(factors, order, touched, base, log_domain)
+            tables = _oriented(_factors(edges, J, h, beta, log_domain=True)[0], pos)[1]
+        result = _buckets(tables, plan, base, log_domain)
         if result is not None:
             return result
     raise ArithmeticError("unreachable: the log-weight contraction cannot underflow")
 
 
-def _buckets(factors, order, touched, log_scale, log_domain):
-    """Bucket elimination along ``order``; None from the linear pass when a product could underflow.
-    A factor waits in the bucket of its first-eliminated spin (so each factor is handled once, not
-    rescanned at every spin); within a bucket the factors keep their creation order, the given
-    factors first."""
-    pos = {v: k for k, v in enumerate(order)}
-    buckets = [[] for _ in order]
-    scalars = []
-    for f in factors:
-        buckets[_first_eliminated(f[0], pos)].append(f)
-    for k, v in enumerate(order):
-        bucket, buckets[k] = buckets[k], None
-        if v not in touched or not bucket:
-            continue
-        keep = sorted({u for vs, _ in bucket for u in vs} - {v})
+def _buckets(tables, plan, log_scale, log_domain):
+    """Bucket elimination along ``plan`` (``_bucket_plan`` of the factors' oriented scopes) on the
+    factors' ``tables`` (oriented); None from the linear pass when a product could underflow.
+    Linear: before each product the bucket's factors' smallest entries (each factor renormalised
+    to max 1, its minimum kept with it) bound the product's; if it could fall below 1e-280 the
+    caller contracts again on log weights, where a bucket is a log-sum-exp over its spin."""
+    steps, scopes, _ = plan
+    tables = list(tables)
+    lows = [] if log_domain else [_extremes(t)[1] for t in tables]
+    scalars = []                                            # factors over no spin left
+    for k, ids, keep in steps:
+        ops = [tables[i] for i in ids]
+        for i in ids:
+            tables[i] = None                                # consumed: its memory goes with it
         if log_domain:
-            t = _sum_out_log(bucket, v, keep)
-            top = float(np.max(t))
+            full = (k,) + keep
+            acc = None
+            for i, t in zip(ids, ops):
+                sc = scopes[i]
+                if len(sc) < len(full):
+                    t = np.reshape(t, [2 if u in sc else 1 for u in full])
+                acc = t if acc is None else acc + t
+            t = np.logaddexp(acc[0], acc[1])
+            top = _extremes(t)[0]
             log_scale += top
-            made = (tuple(keep), t - top)
+            made = t - top
         else:
-            if _tiny(bucket):
+            bound = 1.0
+            for i in ids:
+                bound *= lows[i]
+            if bound < 1e-280:
                 return None
-            t = _sum_out(bucket, v, keep)
-            top = float(np.max(t))
-            log_scale += np.log(top)
-            made = (tuple(keep), t / top)
-        (buckets[_first_eliminated(keep, pos)] if keep else scalars).append(made)
-    if log_domain:                                          # scalars left over
-        return log_scale + float(sum(float(t) for _, t in scalars))
+            t = _sum_out(ops, [scopes[i] for i in ids], keep)
+            top, low = _extremes(t)
+            log_scale += math.log(top)
+            made = t / top
+            lows.append(low / top)
+        tables.append(made)
+        if not keep:
+            scalars.append(made)
+    if log_domain:
+        return log_scale + float(sum(float(t) for t in scalars))
     rest = 1.0
-    for _, t in scalars:
+    for t in scalars:
         rest *= float(t)
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _factors, _sum_out_log, _tiny,
+FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _factors, _extremes, _oriented,
              _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:
     return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
-                  f"EINSUM_LABELS = {EINSUM_LABELS}\n", FUNCTIONS)
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\nLIST_EXTREMES = {LIST_EXTREMES}\n", FUNCTIONS)
 
 
 def applies(view) -> str | None:
