@@ -172,7 +172,7 @@ def _bucket_plan(scopes, n):
             continue
         waiting[k] = None
         # every factor here holds k, its smallest spin: the made factor holds the others
-        keep = scopes[ids[0]][1:] if len(ids) == 1 else tuple(sorted({u for i in ids for u in scopes[i]}))[1:]
+        keep = scopes[ids[0]][1:] if len(ids) == 1 else tuple(sorted(set().union(*[scopes[i] for i in ids])))[1:]
         if len(keep) > widest:
             widest = len(keep)
         if keep:

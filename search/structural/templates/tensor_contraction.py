@@ -46,6 +46,7 @@ MAX_FACTOR_SPINS = 26
 SMALL_BUCKET_SPINS = 12
 #: numpy.einsum's index alphabet
 EINSUM_LABELS = 52
+EINSUM_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: a factor over at most this many entries has its extremes read by Python's max / min of a list
 #: (a numpy reduction costs more than the list on a few entries)
 LIST_EXTREMES = 64
@@ -74,11 +75,11 @@ def _sum_out(ops, scopes, keep):
     spins, no intermediate, no path search); a wide one is one greedy einsum per value of k, each
     straight onto the kept spins, so no intermediate exceeds 2^len(keep) entries (the joint factor
     with k, twice as large, is never formed)."""
-    at = {u: j for j, u in enumerate(keep)}
     if len(keep) <= SMALL_BUCKET_SPINS:
-        letters = "abcdefghijklmnopqrstuvwxyz"          # k is "a", keep[j] is letters[j + 1]
-        spec = ",".join("a" + "".join([letters[at[u] + 1] for u in sc[1:]]) for sc in scopes)
-        return np.einsum(spec + "->" + letters[1:len(keep) + 1], *ops)
+        letter = dict(zip(keep, "bcdefghijklmnopqrstuvwxyz"))      # and "a" for k
+        spec = ",".join(["a" + "".join([letter[u] for u in sc[1:]]) for sc in scopes])
+        return np.einsum(spec + "->" + "".join([letter[u] for u in keep]), *ops)
+    at = {u: j for j, u in enumerate(keep)}
     total = None
     for value in (0, 1):
         args = []
@@ -94,20 +95,34 @@ def _sum_out(ops, scopes, keep):
     return total
 
 
-def _factors(edges, J, h, beta, log_domain=False):
-    """The network: a list of (spins tuple, array: its entries' logs when ``log_domain``) and the log
-    offset taken out of them. Built as two stacked arrays (couplings, fields), each factor a view."""
+def _labels(scope):
+    """A factor's einsum subscripts when each spin at elimination position u is letter u mod 52:
+    distinct within any bucket whose spins span fewer than 52 positions (checked per bucket)."""
+    return "".join([EINSUM_LETTERS[u % EINSUM_LABELS] for u in scope])
+
+
+def _factor_tables(edges, J, h, beta, log_domain=False):
+    """The network's tables, stacked: (pairs, fields, singles, log offset) with pairs[e] the 2 x 2
+    factor of coupling e over edges[e], singles[j] the 2-vector of the field on spin fields[j], their
+    entries' logs when ``log_domain``; the log offset is taken out of them (largest entry 1)."""
     s = np.array([1.0, -1.0])
     K = beta * np.asarray(J, dtype=np.float64)
     H = beta * np.asarray(h, dtype=np.float64)
     fields = np.flatnonzero(H)
-    pair = K[:, None, None] * np.outer(s, s) - np.abs(K)[:, None, None]
-    single = H[fields][:, None] * s - np.abs(H[fields])[:, None]
+    pairs = K[:, None, None] * np.outer(s, s) - np.abs(K)[:, None, None]
+    singles = H[fields][:, None] * s - np.abs(H[fields])[:, None]
     if not log_domain:
-        pair, single = np.exp(pair), np.exp(single)
-    factors = [((a, b), t) for (a, b), t in zip(edges.tolist(), pair)]
-    factors += [((i,), t) for i, t in zip(fields.tolist(), single)]
-    return factors, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
+        pairs, singles = np.exp(pairs), np.exp(singles)
+    return pairs, fields, singles, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
+
+
+def _factors(edges, J, h, beta, log_domain=False):
+    """The network: a list of (spins tuple, array: its entries' logs when ``log_domain``) and the log
+    offset taken out of them."""
+    pairs, fields, singles, offset = _factor_tables(edges, J, h, beta, log_domain)
+    factors = [((a, b), t) for (a, b), t in zip(edges.tolist(), pairs)]
+    factors += [((i,), t) for i, t in zip(fields.tolist(), singles)]
+    return factors, offset
 
 
 def _extremes(t):
@@ -118,21 +133,22 @@ def _extremes(t):
     return float(t.max()), float(t.min())
 
 
-def _oriented(factors, pos):
-    """(scopes, tables): each factor's spins as their elimination positions in increasing order,
-    and its table with the axes permuted to match (a view), so a factor's first axis is the spin
-    whose bucket it waits in."""
-    scopes, tables = [], []
-    for vs, t in factors:
-        p = [pos[u] for u in vs]
-        if len(p) == 2 and p[0] > p[1]:
-            p, t = [p[1], p[0]], t.T
-        elif len(p) > 2:
-            perm = sorted(range(len(p)), key=p.__getitem__)
-            p, t = [p[j] for j in perm], np.transpose(t, perm)
-        scopes.append(tuple(p))
-        tables.append(t)
-    return scopes, tables
+def _oriented(edges, pos, stacked):
+    """(scopes, tables, lows): the factors of ``_factor_tables`` (``stacked``) with their spins as
+    elimination positions in increasing order, each pair's table transposed where its edge runs
+    against the order, so a factor's first axis is the spin whose bucket it waits in; lows[i] is
+    factor i's smallest entry, kept with it (the linear pass's underflow bound)."""
+    pairs, fields, singles, _ = stacked
+    pos = np.asarray(pos, dtype=np.int64)
+    ends = pos[edges].reshape(-1, 2)
+    swap = ends[:, 0] > ends[:, 1]
+    if swap.any():
+        pairs = pairs.copy()
+        pairs[swap] = pairs[swap].transpose(0, 2, 1)
+    scopes = list(zip(ends.min(axis=1).tolist(), ends.max(axis=1).tolist()))
+    scopes += [(u,) for u in pos[fields].tolist()]
+    lows = pairs.reshape(-1, 4).min(axis=1).tolist() + singles.min(axis=1).tolist()
+    return scopes, list(pairs) + list(singles), lows
 
 
 def _contract_network(factors):
@@ -175,42 +191,44 @@ def _contract_network(factors):
 def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     """Natural log Z by contracting the tensor network of the model (on log weights when cold)."""
     edges, J = _merged_couplings(edges, J, rank_one, n)
-    factors, log_scale = _factors(edges, J, h, beta)
-    touched = {v for vs, _ in factors for v in vs}
-    log_scale += (n - len(touched)) * np.log(2.0)          # spins in no factor: a factor 2 each
-    if not factors:
+    stacked = _factor_tables(edges, J, h, beta)
+    log_scale = stacked[3]
+    touched = len(np.union1d(edges.ravel(), stacked[1]))
+    log_scale += (n - touched) * np.log(2.0)               # spins in no factor: a factor 2 each
+    if not len(edges) and not len(stacked[1]):
         return log_scale
-    if options.get("engine") == "einsum" and len(touched) <= EINSUM_LABELS:
-        contracted = _contract_network(factors)
+    if options.get("engine") == "einsum" and touched <= EINSUM_LABELS:
+        contracted = _contract_network(_factors(edges, J, h, beta)[0])
         if contracted is not None:
             return log_scale + contracted[1] + float(np.log(contracted[0]))
     order = _elimination_order(n, edges, options.get("order", "min_fill"), cap=MAX_FACTOR_SPINS)
     if len(order) < n:
         raise MemoryError(f"the greedy elimination order makes a factor over more than {MAX_FACTOR_SPINS} spins")
     pos = _positions(order, n)
-    scopes, tables = _oriented(factors, pos)
+    scopes, tables, lows = _oriented(edges, pos, stacked)
     plan = _bucket_plan(scopes, n)                         # before any work: its widest factor
     if plan[2] > MAX_FACTOR_SPINS:
         raise MemoryError(f"the elimination order makes a factor over {plan[2]} spins (2^{plan[2]} entries)")
     base = log_scale
     for log_domain in (False, True):
         if log_domain:
-            tables = _oriented(_factors(edges, J, h, beta, log_domain=True)[0], pos)[1]
-        result = _buckets(tables, plan, base, log_domain)
+            tables = _oriented(edges, pos, _factor_tables(edges, J, h, beta, log_domain=True))[1]
+        result = _buckets(tables, lows, plan, base, log_domain)
         if result is not None:
             return result
     raise ArithmeticError("unreachable: the log-weight contraction cannot underflow")
 
 
-def _buckets(tables, plan, log_scale, log_domain):
+def _buckets(tables, lows, plan, log_scale, log_domain):
     """Bucket elimination along ``plan`` (``_bucket_plan`` of the factors' oriented scopes) on the
-    factors' ``tables`` (oriented); None from the linear pass when a product could underflow.
-    Linear: before each product the bucket's factors' smallest entries (each factor renormalised
-    to max 1, its minimum kept with it) bound the product's; if it could fall below 1e-280 the
-    caller contracts again on log weights, where a bucket is a log-sum-exp over its spin."""
+    factors' ``tables`` (oriented, with their smallest entries ``lows``); None from the linear pass
+    when a product could underflow. Linear: before each product the bucket's factors' smallest
+    entries (each factor renormalised to max 1, its minimum kept with it) bound the product's; if
+    it could fall below 1e-280 the caller contracts again on log weights, where a bucket is a
+    log-sum-exp over its spin."""
     steps, scopes, _ = plan
-    tables = list(tables)
-    lows = [] if log_domain else [_extremes(t)[1] for t in tables]
+    tables, lows = list(tables), list(lows)
+    labels = None if log_domain else [_labels(sc) for sc in scopes]
     scalars = []                                            # factors over no spin left
     for k, ids, keep in steps:
         ops = [tables[i] for i in ids]
@@ -234,7 +252,11 @@ def _buckets(tables, plan, log_scale, log_domain):
                 bound *= lows[i]
             if bound < 1e-280:
                 return None
-            t = _sum_out(ops, [scopes[i] for i in ids], keep)
+            if len(keep) <= SMALL_BUCKET_SPINS and (not keep or keep[-1] - k < EINSUM_LABELS):
+                # the spec of one direct einsum with k summed, as in _sum_out, without building it
+                t = np.einsum(",".join([labels[i] for i in ids]) + "->" + labels[len(tables)], *ops)
+            else:
+                t = _sum_out(ops, [scopes[i] for i in ids], keep)
             top, low = _extremes(t)
             log_scale += math.log(top)
             made = t / top
@@ -250,13 +272,13 @@ def _buckets(tables, plan, log_scale, log_domain):
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _factors, _extremes, _oriented,
-             _contract_network, _method_log_z, _buckets)
+FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _labels, _factor_tables, _factors, _extremes,
+             _oriented, _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:
     return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
-                  f"EINSUM_LABELS = {EINSUM_LABELS}\nLIST_EXTREMES = {LIST_EXTREMES}\n", FUNCTIONS)
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\nLIST_EXTREMES = {LIST_EXTREMES}\n", FUNCTIONS)
 
 
 def applies(view) -> str | None:
