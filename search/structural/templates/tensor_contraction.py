@@ -24,8 +24,9 @@ import math
 
 import numpy as np
 
-from search.structural.templates import Claims, elimination_order, lattice_exponent, measured_widths, render
+from search.structural.templates import Claims, elimination_order, lattice_exponent, measured_widths, render, small_arrays
 from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
+from search.structural.templates.small_arrays import _extremes
 from tasks.family import width_growth
 
 NAME = "tensor_contraction"
@@ -47,9 +48,6 @@ SMALL_BUCKET_SPINS = 12
 #: numpy.einsum's index alphabet
 EINSUM_LABELS = 52
 EINSUM_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: a factor over at most this many entries has its extremes read by Python's max / min of a list
-#: (a numpy reduction costs more than the list on a few entries)
-LIST_EXTREMES = 64
 
 
 def _merged_couplings(edges, J, rank_one, n):
@@ -123,14 +121,6 @@ def _factors(edges, J, h, beta, log_domain=False):
     factors = [((a, b), t) for (a, b), t in zip(edges.tolist(), pairs)]
     factors += [((i,), t) for i, t in zip(fields.tolist(), singles)]
     return factors, offset
-
-
-def _extremes(t):
-    """(largest, smallest) entry of an array, as floats."""
-    if t.size <= LIST_EXTREMES:
-        entries = t.ravel().tolist()
-        return max(entries), min(entries)
-    return float(t.max()), float(t.min())
 
 
 def _oriented(edges, pos, stacked):
@@ -272,13 +262,13 @@ def _buckets(tables, lows, plan, log_scale, log_domain):
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _labels, _factor_tables, _factors, _extremes,
-             _oriented, _contract_network, _method_log_z, _buckets)
+FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, *small_arrays.FUNCTIONS, _sum_out, _labels, _factor_tables,
+             _factors, _oriented, _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:
     return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
-                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\nLIST_EXTREMES = {LIST_EXTREMES}\n", FUNCTIONS)
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\n" + small_arrays.CONSTANTS, FUNCTIONS)
 
 
 def applies(view) -> str | None:
