@@ -158,27 +158,34 @@ def _sweep(edges, J, h, order, beta, n, log_domain):
         if not log_domain and low * floor[k] < 1e-280:
             return None
         v = order[k]
-        psi = np.add.outer(psi, fields[v]) if log_domain else np.multiply.outer(psi, fields[v])
-        log_scale += offset_h[v]
+        step = by_late[starts[k]:starts[k + 1]]
+        # spin v's axis: its field's table, or (no field: a table of ones, exactly) its first coupling's
+        grown = offset_h[v] != 0.0 or not step
+        if grown:
+            psi = np.add.outer(psi, fields[v]) if log_domain else np.multiply.outer(psi, fields[v])
+            log_scale += offset_h[v]
         frontier.append(v)
         width = len(frontier)
-        for e in by_late[starts[k]:starts[k + 1]]:
+        for e in step:
             shape = [1] * width
             shape[frontier.index(early[e])] = 2
             shape[-1] = 2
             f = pairs[e].reshape(shape)
-            if log_domain:
+            if not grown:
+                psi = psi[..., None] + f if log_domain else psi[..., None] * f
+                grown = True
+            elif log_domain:
                 psi = psi + f
             else:
                 psi *= f
             log_scale += offset_k[e]
         done = tuple(i for i, u in enumerate(frontier) if last[u] <= k)
         if done:
-            if log_domain:
-                top = psi.max(axis=done, keepdims=True)
-                psi = np.log(np.exp(psi - top).sum(axis=done)) + np.squeeze(top, axis=done)
+            if log_domain:                               # a log-sum-exp over each summed spin
+                for i in reversed(done):
+                    psi = np.logaddexp.reduce(psi, axis=i)
             else:
-                psi = psi.sum(axis=done)
+                psi = np.add.reduce(psi, axis=done)
             frontier = [u for i, u in enumerate(frontier) if last[u] > k]
         if len(frontier) >= MAX_FRONTIER:
             raise MemoryError(f"a frontier of {len(frontier)} spins needs 2^{len(frontier)} states")
