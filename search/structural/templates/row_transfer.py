@@ -179,14 +179,15 @@ def _sweep(edges, J, h, order, beta, n, log_domain):
             else:
                 psi *= f
             log_scale += offset_k[e]
-        done = tuple(i for i, u in enumerate(frontier) if last[u] <= k)
+        done = [i for i, u in enumerate(frontier) if last[u] <= k]
         if done:
             if log_domain:                               # a log-sum-exp over each summed spin
                 for i in reversed(done):
                     psi = np.logaddexp.reduce(psi, axis=i)
             else:
-                psi = np.add.reduce(psi, axis=done)
-            frontier = [u for i, u in enumerate(frontier) if last[u] > k]
+                psi = np.add.reduce(psi, axis=tuple(done))
+            for i in reversed(done):
+                del frontier[i]
         if len(frontier) >= MAX_FRONTIER:
             raise MemoryError(f"a frontier of {len(frontier)} spins needs 2^{len(frontier)} states")
         top, low = _extremes(psi)
