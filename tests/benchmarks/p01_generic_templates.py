@@ -26,7 +26,8 @@ from tasks.registry import get_task
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = [("tensor_contraction", {"order": o, "engine": e})
             for e in ("bucket", "einsum") for o in ("min_fill", "min_degree", "natural", "reverse_cuthill_mckee")]
-VARIANTS += [("row_transfer", {"order": o}) for o in ("min_frontier", "natural", "column_major", "reverse_cuthill_mckee")]
+VARIANTS += [("row_transfer", {"order": o})
+             for o in ("min_frontier", "natural", "column_major", "reverse_cuthill_mckee")]
 RENDER = ("import json, sys\n"
           "from tasks.registry import get_task\n"
           "from search.structural.proposer import StructuralProposer, make_plan, assemble\n"

@@ -4,8 +4,13 @@ Each coupling is a 2 x 2 factor exp(beta J s s' - beta |J|), each field a 2-vect
 exp(beta h s - beta |h|) (offsets added back to log Z); spin i is the index shared by its factors.
 ``bucket``: spins are summed out one at a time along an elimination order (greedy min-fill or
 min-degree, the narrowest of four seeded tie-breaks; natural; reverse Cuthill-McKee); the factors
-holding the spin are multiplied by ``numpy.einsum(..., optimize="greedy")`` once per value of the spin,
-straight onto their other spins (no intermediate beyond 2^w), summed, and renormalised to max 1.
+holding the spin are multiplied and the spin summed out straight onto their other spins (no
+intermediate beyond 2^w: one direct einsum on a bucket of at most SMALL_BUCKET_SPINS spins, one
+``numpy.einsum(..., optimize="greedy")`` per value of the spin on a wider one), and the new factor
+renormalised to max 1. Which factors meet in which bucket depends on the order alone: one symbolic
+pass (``_bucket_plan``, on spins relabelled by elimination position) settles it and the widest
+factor before any arithmetic, and the linear and log-weight passes follow it (per-spin Python
+overhead is what a chain of 10^5 spins pays for).
 Cost O(n 2^w) for the induced width w of the order: polynomial for bounded treewidth, exponential
 in sqrt(n) on grids, exponential in n on expanders such as random regular graphs (w ~ n/6).
 ``einsum``: the whole network along ``numpy.einsum_path(..., optimize="greedy")``, contracted pair by
@@ -24,7 +29,8 @@ import math
 
 import numpy as np
 
-from search.structural.templates import Claims, elimination_order, lattice_exponent, measured_widths, render, small_arrays
+from search.structural.templates import (Claims, elimination_order, lattice_exponent, measured_widths, render,
+                                         small_arrays)
 from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
 from search.structural.templates.small_arrays import _extremes
 from tasks.family import width_growth
@@ -262,13 +268,14 @@ def _buckets(tables, lows, plan, log_scale, log_domain):
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, *small_arrays.FUNCTIONS, _sum_out, _labels, _factor_tables,
-             _factors, _oriented, _contract_network, _method_log_z, _buckets)
+FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, *small_arrays.FUNCTIONS, _sum_out, _labels,
+             _factor_tables, _factors, _oriented, _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:
     return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
-                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\n" + small_arrays.CONSTANTS, FUNCTIONS)
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\n"
+                  + small_arrays.CONSTANTS, FUNCTIONS)
 
 
 def applies(view) -> str | None:
