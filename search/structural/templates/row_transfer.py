@@ -24,7 +24,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from search.structural.templates import Claims, lattice_exponent, measured_widths, render, small_arrays
-from search.structural.templates.small_arrays import _extremes
+from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "row_transfer"
@@ -183,18 +183,20 @@ def _sweep(edges, J, h, order, beta, n, log_domain):
         if done:
             if log_domain:                               # a log-sum-exp over each summed spin
                 for i in reversed(done):
-                    psi = np.logaddexp.reduce(psi, axis=i)
+                    at = (slice(None),) * i
+                    psi = np.logaddexp(psi[at + (0,)], psi[at + (1,)])
             else:
                 psi = np.add.reduce(psi, axis=tuple(done))
             for i in reversed(done):
                 del frontier[i]
         if len(frontier) >= MAX_FRONTIER:
             raise MemoryError(f"a frontier of {len(frontier)} spins needs 2^{len(frontier)} states")
-        top, low = _extremes(psi)
         if log_domain:
+            top = _largest(psi)
             psi = psi - top
             log_scale += top
         else:
+            top, low = _extremes(psi)
             psi = psi / top
             log_scale += math.log(top)
             low = low / top

@@ -16,5 +16,10 @@ def _extremes(t):
     return float(t.max()), float(t.min())
 
 
-FUNCTIONS = (_extremes,)
+def _largest(t):
+    """The largest entry of an array, as a float."""
+    return max(t.ravel().tolist()) if t.size <= LIST_EXTREMES else float(t.max())
+
+
+FUNCTIONS = (_extremes, _largest)
 CONSTANTS = f"LIST_EXTREMES = {LIST_EXTREMES}\n"

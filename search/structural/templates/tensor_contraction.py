@@ -32,7 +32,7 @@ import numpy as np
 from search.structural.templates import (Claims, elimination_order, lattice_exponent, measured_widths, render,
                                          small_arrays)
 from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
-from search.structural.templates.small_arrays import _extremes
+from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "tensor_contraction"
@@ -239,7 +239,7 @@ def _buckets(tables, lows, plan, log_scale, log_domain):
                     t = np.reshape(t, [2 if u in sc else 1 for u in full])
                 acc = t if acc is None else acc + t
             t = np.logaddexp(acc[0], acc[1])
-            top = _extremes(t)[0]
+            top = _largest(t)
             log_scale += top
             made = t - top
         else:
