@@ -139,9 +139,9 @@ def _elimination_order(n, edges, how, restarts=4, cap=None):
         nbrs[a].add(b)
         nbrs[b].add(a)
     rng = np.random.default_rng(0)
-    ties = [list(range(n))] + [rng.permutation(n).tolist() for _ in range(restarts - 1)]
     best = None
-    for tie in ties:
+    for restart in range(restarts):    # tie-breaks drawn as needed, in the same sequence
+        tie = rng.permutation(n).tolist() if restart else list(range(n))
         order, width = _greedy_order(n, nbrs, how, tie, cap)
         if best is None or width < best[1]:
             best = (order, width)
