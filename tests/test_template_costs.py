@@ -79,14 +79,14 @@ def test_bucket_pass_touches_each_factor_a_bounded_number_of_times():
     edges = _chain(n)
     rng = np.random.default_rng(0)
     J, h = rng.normal(size=n - 1), rng.normal(size=n)
-    factors, base = tensor_contraction._factors(edges, J, h, 0.7)
-    factors = [(CountingSpins(vs), t) for vs, t in factors]
-    order = list(range(n))
+    stacked = tensor_contraction._factor_tables(edges, J, h, 0.7)
+    scopes, tables, lows = tensor_contraction._oriented(edges, list(range(n)), stacked)
+    scopes = [CountingSpins(sc) for sc in scopes]
     CountingSpins.touches = 0
-    got = tensor_contraction._buckets(factors, order, set(range(n)), base, False)
-    # placing a factor, collecting its bucket's spins, two einsum operand lists: a few touches
-    # each; rescanning every factor at every spin (the old pass) would be ~ n * m = 4e7
-    assert CountingSpins.touches <= 8 * len(factors), CountingSpins.touches
+    got = tensor_contraction._buckets(tables, lows, elimination_order._bucket_plan(scopes, n), stacked[3], False)
+    # placing a factor, collecting its bucket's spins, its einsum operand: a few touches each;
+    # rescanning every factor at every spin (an old pass) would be ~ n * m = 4e7
+    assert CountingSpins.touches <= 8 * len(scopes), CountingSpins.touches
     ref = tensor_contraction._method_log_z(edges, J, h, [], None, 0.7, n, {"order": "natural"})
     assert got == pytest.approx(ref, rel=1e-12)
 

@@ -2,9 +2,10 @@
 order: helper functions that the ``tensor_contraction`` template renders into its programs (not a
 template itself; numpy and scipy only, since they run in the sandbox).
 
-The greedy orders keep a heap with lazy updates (``heapq`` is not on the sandbox's import
-allowlist, so the two heap operations are written here): near-linear on sparse graphs, where a
-scan of every remaining spin per step was quadratic (35 s for a chain of 10^4 spins).
+The greedy orders keep queues of spins per (fill, degree) key, heaps with lazy updates (``heapq``
+is not on the sandbox's import allowlist, so the two heap operations are written here):
+near-linear on sparse graphs, where a scan of every remaining spin per step was quadratic (35 s
+for a chain of 10^4 spins).
 """
 
 from __future__ import annotations
@@ -46,29 +47,46 @@ def _heap_pop(heap):
 
 
 def _greedy_order(n, nbrs, how, tie, cap=None):
-    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``) and its width;
-    with ``cap``, stops (order incomplete) as soon as the width exceeds it.
-    Each step takes the spin of least (fill, degree, tie) from a heap with lazy updates: only spins
-    whose key the step changed are pushed again (stale entries are skipped when popped). A spin's
-    fill (missing edges among its neighbours) is recomputed only for the eliminated spin's
-    neighbours; any other spin loses one per new edge between two of its neighbours."""
+    """One greedy elimination order (min-fill or min-degree, ties broken by ``tie``, a permutation
+    of range(n)) and its width; with ``cap``, stops (order incomplete) as soon as the width exceeds it.
+    Each step takes the spin of least (fill, degree, tie). Spins wait in one queue per key
+    (fill, degree), a heap of tie-breaks, and the keys in use wait in a heap of their own: on a
+    sparse graph a step pops from and pushes to a short queue (a chain's (0, 1)) instead of sifting
+    n tuples. Updates are lazy: only spins whose key the step changed are queued again (stale
+    entries are skipped when popped). A spin's fill (missing edges among its neighbours) is
+    recomputed only for the eliminated spin's neighbours; any other spin loses one per new edge
+    between two of its neighbours."""
     nbrs = [set(x) for x in nbrs]
 
     def fill(x):
         ns = nbrs[x]
         d = len(ns)
+        if d < 2:                      # no pair of neighbours to miss
+            return 0
         return d * (d - 1) // 2 - sum(len(nbrs[u] & ns) for u in ns) // 2
 
     min_fill = how == "min_fill"
     score = [fill(x) if min_fill else 0 for x in range(n)]
-    current = [(score[x], len(nbrs[x]), tie[x], x) for x in range(n)]
-    heap = sorted(current)             # a sorted list is a heap
+    key = [(score[x], len(nbrs[x])) for x in range(n)]
+    spin_of = [0] * n                  # the spin whose tie-break is t
+    for x in range(n):
+        spin_of[tie[x]] = x
+    queues = {}
+    for t in range(n):                 # ascending tie-breaks: each queue starts sorted, a heap
+        queues.setdefault(key[spin_of[t]], []).append(t)
+    keys = sorted(queues)              # a sorted list is a heap
+    live = set(keys)                   # the keys now in ``keys``
     done = [False] * n
     order, width = [], 0
     while len(order) < n:
-        item = _heap_pop(heap)
-        v = item[3]
-        if done[v] or item != current[v]:
+        k = keys[0]
+        queue = queues[k]
+        if not queue:
+            _heap_pop(keys)
+            live.discard(k)
+            continue
+        v = spin_of[_heap_pop(queue)]
+        if done[v] or key[v] != k:
             continue
         ns = list(nbrs[v])
         width = max(width, len(ns))
@@ -84,19 +102,25 @@ def _greedy_order(n, nbrs, how, tie, cap=None):
                     added.append((ns[i], ns[j]))
         done[v] = True
         order.append(v)
-        ns_set = set(ns)
         changed = set(ns)
         if min_fill:
             for x in ns:
                 score[x] = fill(x)
+            ns_set = set(ns) if added else None
             for a, b in added:
                 for x in nbrs[a] & nbrs[b]:
                     if x not in ns_set:
                         score[x] -= 1
                         changed.add(x)
         for x in changed:
-            current[x] = (score[x], len(nbrs[x]), tie[x], x)
-            _heap_push(heap, current[x])
+            k = (score[x], len(nbrs[x]))
+            key[x] = k
+            if k not in queues:
+                queues[k] = []
+            _heap_push(queues[k], tie[x])
+            if k not in live:
+                live.add(k)
+                _heap_push(keys, k)
     return order, width
 
 
@@ -115,9 +139,9 @@ def _elimination_order(n, edges, how, restarts=4, cap=None):
         nbrs[a].add(b)
         nbrs[b].add(a)
     rng = np.random.default_rng(0)
-    ties = [list(range(n))] + [rng.permutation(n).tolist() for _ in range(restarts - 1)]
     best = None
-    for tie in ties:
+    for restart in range(restarts):    # tie-breaks drawn as needed, in the same sequence
+        tie = rng.permutation(n).tolist() if restart else list(range(n))
         order, width = _greedy_order(n, nbrs, how, tie, cap)
         if best is None or width < best[1]:
             best = (order, width)
@@ -126,28 +150,51 @@ def _elimination_order(n, edges, how, restarts=4, cap=None):
     return best[0]
 
 
-def _first_eliminated(spins, pos):
-    """The bucket a factor over ``spins`` belongs to: its spin eliminated first (-1 for a scalar)."""
-    return min((pos[u] for u in spins), default=-1)
+def _bucket_plan(scopes, n):
+    """The symbolic pass of bucket elimination, on spins relabelled by when the order eliminates
+    them (0 .. n-1): ``scopes`` are the given factors' spins, each a sorted tuple of positions.
+    Returns (steps, scopes, widest): a step (k, ids, keep) for each non-empty bucket k, in order,
+    where ``ids`` index the factors that hold spin k when it is summed out (the given factors are
+    0 .. len(scopes) - 1, step j makes factor len(scopes) + j) and ``keep`` is the spins of the
+    factor it makes; ``scopes`` extended by the made factors; the largest factor made, in spins.
+    A factor waits in the bucket of its first-eliminated spin (its smallest position), which holds
+    exactly the factors that contain that spin when it is summed out; within a bucket the factors
+    keep their creation order, the given factors first."""
+    scopes = list(scopes)
+    waiting = [[] for _ in range(n)]
+    for i, sc in enumerate(scopes):
+        if sc:
+            waiting[sc[0]].append(i)
+    steps, widest = [], 0
+    for k in range(n):
+        ids = waiting[k]
+        if not ids:
+            continue
+        waiting[k] = None
+        # every factor here holds k, its smallest spin: the made factor holds the others
+        keep = scopes[ids[0]][1:] if len(ids) == 1 else tuple(sorted(set().union(*[scopes[i] for i in ids])))[1:]
+        if len(keep) > widest:
+            widest = len(keep)
+        if keep:
+            waiting[keep[0]].append(len(scopes))
+        scopes.append(keep)
+        steps.append((k, ids, keep))
+    return steps, scopes, widest
+
+
+def _positions(order, n):
+    """pos[spin]: when ``order`` eliminates it."""
+    pos = [0] * n
+    for k, v in enumerate(order):
+        pos[v] = k
+    return pos
 
 
 def _widest_factor(scopes, order):
-    """The largest factor (in spins) that bucket elimination along ``order`` creates: a dry run on
-    the factors' spin sets alone. Each factor sits in the bucket of its first-eliminated spin, which
-    holds exactly the factors that contain that spin when it is summed out."""
-    pos = {v: k for k, v in enumerate(order)}
-    buckets = [[] for _ in order]
-    for sc in scopes:
-        buckets[_first_eliminated(sc, pos)].append(sc)
-    widest = 0
-    for k, v in enumerate(order):
-        if buckets[k]:
-            joined = set().union(*buckets[k]) - {v}
-            widest = max(widest, len(joined))
-            if joined:
-                buckets[_first_eliminated(joined, pos)].append(joined)
-        buckets[k] = None
-    return widest
+    """The largest factor (in spins) that bucket elimination along ``order`` creates from factors
+    over ``scopes`` (sets of spins): a dry run on the spin sets alone."""
+    pos = _positions(order, len(order))
+    return _bucket_plan([tuple(sorted(pos[u] for u in sc)) for sc in scopes], len(order))[2]
 
 
-FUNCTIONS = (_heap_push, _heap_pop, _greedy_order, _elimination_order, _first_eliminated, _widest_factor)
+FUNCTIONS = (_heap_push, _heap_pop, _greedy_order, _elimination_order, _bucket_plan, _positions, _widest_factor)

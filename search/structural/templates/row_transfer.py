@@ -17,11 +17,14 @@ summed spins). Exact at every temperature either way.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from search.structural.templates import Claims, lattice_exponent, measured_widths, render
+from search.structural.templates import Claims, lattice_exponent, measured_widths, render, small_arrays
+from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "row_transfer"
@@ -31,6 +34,8 @@ OPTION_SPACE = {
     "order": ("min_frontier", "natural", "column_major", "reverse_cuthill_mckee"),
 }
 IMPORTS = """\
+import math
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
@@ -118,7 +123,9 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
 
 def _sweep(edges, J, h, order, beta, n, log_domain):
     """The sweep itself; None from the linear sweep when an entry could have underflowed (beta |J|
-    of a few hundred), since a lost entry may be the one that matters later."""
+    of a few hundred), since a lost entry may be the one that matters later. The factors' tables,
+    the order's bookkeeping and each step's underflow bound are built as arrays before the loop,
+    which then only multiplies, sums out and renormalises."""
     place = np.empty(n, dtype=np.int64)
     place[order] = np.arange(n)
     # every coupling is absorbed when its later spin is placed
@@ -128,57 +135,81 @@ def _sweep(edges, J, h, order, beta, n, log_domain):
     last = place.copy()                                  # when each spin can be summed out
     np.maximum.at(last, early, place[late])
     by_late = np.argsort(place[late], kind="stable")
-    starts = np.searchsorted(place[late][by_late], np.arange(n + 1))
-    K = beta * J
+    starts = np.searchsorted(place[late][by_late], np.arange(n + 1)).tolist()
+    K = beta * np.asarray(J, dtype=np.float64)
+    H = beta * h
     s = np.array([1.0, -1.0])
+    fields = H[:, None] * s - np.abs(H)[:, None]         # by spin; log weights rescaled to max 0
+    pairs = K[:, None, None] * np.outer(s, s) - np.abs(K)[:, None, None]
+    # step k's factors are in [exp(-2 x_k), 1]: the smallest entry after them is at least that
+    # much times the smallest before
+    floor = np.exp(-2.0 * (np.abs(H)[order] + np.bincount(place[late], weights=np.abs(K), minlength=n))).tolist()
+    if not log_domain:
+        fields, pairs = np.exp(fields), np.exp(pairs)
+    fields, pairs = list(fields), list(pairs)
+    order, by_late, early, last = order.tolist(), by_late.tolist(), early.tolist(), last.tolist()
+    # the offsets taken out of the factors, added in the order the factors are absorbed
+    offset_h, offset_k = np.abs(H).tolist(), np.abs(K).tolist()
     log_scale = 0.0
     psi = np.zeros(()) if log_domain else np.ones(())    # log weights, or weights rescaled to max 1
+    low = 1.0                                            # psi's smallest entry (linear)
     frontier = []
     for k in range(n):
-        v = int(order[k])
-        hv = beta * h[v]
-        step = by_late[starts[k]:starts[k + 1]]
-        # every factor below is in [exp(-2|x|), 1]: the smallest entry after them is at least this
-        if not log_domain and float(psi.min()) * np.exp(-2.0 * (abs(hv) + np.abs(K[step]).sum())) < 1e-280:
+        if not log_domain and low * floor[k] < 1e-280:
             return None
-        field = hv * s - abs(hv)
-        psi = np.add.outer(psi, field) if log_domain else np.multiply.outer(psi, np.exp(field))
-        log_scale += abs(hv)
+        v = order[k]
+        step = by_late[starts[k]:starts[k + 1]]
+        # spin v's axis: its field's table, or (no field: a table of ones, exactly) its first coupling's
+        grown = offset_h[v] != 0.0 or not step
+        if grown:
+            psi = np.add.outer(psi, fields[v]) if log_domain else np.multiply.outer(psi, fields[v])
+            log_scale += offset_h[v]
         frontier.append(v)
         width = len(frontier)
         for e in step:
-            ax = frontier.index(int(early[e]))
             shape = [1] * width
-            shape[ax] = 2
+            shape[frontier.index(early[e])] = 2
             shape[-1] = 2
-            f = (K[e] * np.outer(s, s) - abs(K[e])).reshape(shape)
-            if log_domain:
+            f = pairs[e].reshape(shape)
+            if not grown:
+                psi = psi[..., None] + f if log_domain else psi[..., None] * f
+                grown = True
+            elif log_domain:
                 psi = psi + f
             else:
-                psi *= np.exp(f)
-            log_scale += abs(K[e])
-        done = tuple(i for i, u in enumerate(frontier) if last[u] <= k)
+                psi *= f
+            log_scale += offset_k[e]
+        done = [i for i, u in enumerate(frontier) if last[u] <= k]
         if done:
-            if log_domain:
-                top = psi.max(axis=done, keepdims=True)
-                psi = np.log(np.exp(psi - top).sum(axis=done)) + np.squeeze(top, axis=done)
+            if log_domain:                               # a log-sum-exp over each summed spin
+                for i in reversed(done):
+                    at = (slice(None),) * i
+                    psi = np.logaddexp(psi[at + (0,)], psi[at + (1,)])
             else:
-                psi = psi.sum(axis=done)
-            frontier = [u for i, u in enumerate(frontier) if last[u] > k]
+                psi = np.add.reduce(psi, axis=tuple(done))
+            for i in reversed(done):
+                del frontier[i]
         if len(frontier) >= MAX_FRONTIER:
             raise MemoryError(f"a frontier of {len(frontier)} spins needs 2^{len(frontier)} states")
-        top = float(psi.max())
-        psi = psi - top if log_domain else psi / top
-        log_scale += top if log_domain else np.log(top)
+        if log_domain:
+            top = _largest(psi)
+            psi = psi - top
+            log_scale += top
+        else:
+            top, low = _extremes(psi)
+            psi = psi / top
+            log_scale += math.log(top)
+            low = low / top
     total = float(np.log(np.exp(psi).sum())) if log_domain else float(np.log(psi.sum()))
     return log_scale + total
 
 
-FUNCTIONS = (_pair_couplings, _frontier_width, _lattice_side, _sweep_order, _method_log_z, _sweep)
+FUNCTIONS = (_pair_couplings, _frontier_width, _lattice_side, _sweep_order, _method_log_z, *small_arrays.FUNCTIONS,
+             _sweep)
 
 
 def source(options: dict) -> str:
-    return render(IMPORTS + f"\nMAX_FRONTIER = {MAX_FRONTIER}\n", FUNCTIONS)
+    return render(IMPORTS + f"\nMAX_FRONTIER = {MAX_FRONTIER}\n" + small_arrays.CONSTANTS, FUNCTIONS)
 
 
 def applies(view) -> str | None:

@@ -4,8 +4,13 @@ Each coupling is a 2 x 2 factor exp(beta J s s' - beta |J|), each field a 2-vect
 exp(beta h s - beta |h|) (offsets added back to log Z); spin i is the index shared by its factors.
 ``bucket``: spins are summed out one at a time along an elimination order (greedy min-fill or
 min-degree, the narrowest of four seeded tie-breaks; natural; reverse Cuthill-McKee); the factors
-holding the spin are multiplied by ``numpy.einsum(..., optimize="greedy")`` once per value of the spin,
-straight onto their other spins (no intermediate beyond 2^w), summed, and renormalised to max 1.
+holding the spin are multiplied and the spin summed out straight onto their other spins (no
+intermediate beyond 2^w: one direct einsum on a bucket of at most SMALL_BUCKET_SPINS spins, one
+``numpy.einsum(..., optimize="greedy")`` per value of the spin on a wider one), and the new factor
+renormalised to max 1. Which factors meet in which bucket depends on the order alone: one symbolic
+pass (``_bucket_plan``, on spins relabelled by elimination position) settles it and the widest
+factor before any arithmetic, and the linear and log-weight passes follow it (per-spin Python
+overhead is what a chain of 10^5 spins pays for).
 Cost O(n 2^w) for the induced width w of the order: polynomial for bounded treewidth, exponential
 in sqrt(n) on grids, exponential in n on expanders such as random regular graphs (w ~ n/6).
 ``einsum``: the whole network along ``numpy.einsum_path(..., optimize="greedy")``, contracted pair by
@@ -20,10 +25,14 @@ exact at every temperature.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from search.structural.templates import Claims, elimination_order, lattice_exponent, measured_widths, render
-from search.structural.templates.elimination_order import _elimination_order, _first_eliminated, _widest_factor
+from search.structural.templates import (Claims, elimination_order, lattice_exponent, measured_widths, render,
+                                         small_arrays)
+from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
+from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "tensor_contraction"
@@ -32,6 +41,8 @@ OPTION_SPACE = {
     "engine": ("bucket", "einsum"),
 }
 IMPORTS = """\
+import math
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
@@ -42,6 +53,7 @@ MAX_FACTOR_SPINS = 26
 SMALL_BUCKET_SPINS = 12
 #: numpy.einsum's index alphabet
 EINSUM_LABELS = 52
+EINSUM_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def _merged_couplings(edges, J, rank_one, n):
@@ -60,20 +72,25 @@ def _merged_couplings(edges, J, rank_one, n):
     return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
 
 
-def _sum_out(bucket, v, keep):
-    """sum over spin v of the product of the bucket's factors, as an array over ``keep`` (sorted).
-    One greedy einsum per value of v, each straight onto the kept spins: no intermediate exceeds
-    2^len(keep) entries (the joint factor with v, twice as large, is never formed)."""
-    label = {u: i for i, u in enumerate(keep)}
+def _sum_out(ops, scopes, keep):
+    """The sum over spin k of the product of ``ops`` (factors over ``scopes``, sorted tuples of
+    elimination positions, each starting with k), as an array over ``keep`` (sorted).
+    A small bucket is one direct einsum with k summed (optimize=False: a loop over the bucket's
+    spins, no intermediate, no path search); a wide one is one greedy einsum per value of k, each
+    straight onto the kept spins, so no intermediate exceeds 2^len(keep) entries (the joint factor
+    with k, twice as large, is never formed)."""
+    if len(keep) <= SMALL_BUCKET_SPINS:
+        letter = dict(zip(keep, "bcdefghijklmnopqrstuvwxyz"))      # and "a" for k
+        spec = ",".join(["a" + "".join([letter[u] for u in sc[1:]]) for sc in scopes])
+        return np.einsum(spec + "->" + "".join([letter[u] for u in keep]), *ops)
+    at = {u: j for j, u in enumerate(keep)}
     total = None
     for value in (0, 1):
         args = []
-        for vs, t in bucket:
-            args += [t[tuple(value if u == v else slice(None) for u in vs)], [label[u] for u in vs if u != v]]
+        for sc, t in zip(scopes, ops):
+            args += [t[value], [at[u] for u in sc[1:]]]
         args.append(list(range(len(keep))))
-        # every operand's spins are among ``keep``: one direct loop over them costs 2^len(keep) per
-        # operand with no intermediate, so a contraction path only pays for itself on wide buckets
-        part = np.einsum(*args, optimize="greedy" if len(keep) > SMALL_BUCKET_SPINS else False)
+        part = np.einsum(*args, optimize="greedy")
         if total is None:
             total = part
         else:
@@ -82,39 +99,52 @@ def _sum_out(bucket, v, keep):
     return total
 
 
+def _labels(scope):
+    """A factor's einsum subscripts when each spin at elimination position u is letter u mod 52:
+    distinct within any bucket whose spins span fewer than 52 positions (checked per bucket)."""
+    return "".join([EINSUM_LETTERS[u % EINSUM_LABELS] for u in scope])
+
+
+def _factor_tables(edges, J, h, beta, log_domain=False):
+    """The network's tables, stacked: (pairs, fields, singles, log offset) with pairs[e] the 2 x 2
+    factor of coupling e over edges[e], singles[j] the 2-vector of the field on spin fields[j], their
+    entries' logs when ``log_domain``; the log offset is taken out of them (largest entry 1)."""
+    s = np.array([1.0, -1.0])
+    K = beta * np.asarray(J, dtype=np.float64)
+    H = beta * np.asarray(h, dtype=np.float64)
+    fields = np.flatnonzero(H)
+    pairs = K[:, None, None] * np.outer(s, s) - np.abs(K)[:, None, None]
+    singles = H[fields][:, None] * s - np.abs(H[fields])[:, None]
+    if not log_domain:
+        pairs, singles = np.exp(pairs), np.exp(singles)
+    return pairs, fields, singles, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
+
+
 def _factors(edges, J, h, beta, log_domain=False):
     """The network: a list of (spins tuple, array: its entries' logs when ``log_domain``) and the log
     offset taken out of them."""
-    s = np.array([1.0, -1.0])
-    K = beta * J
-    H = beta * np.asarray(h, dtype=np.float64)
-    form = (lambda x: x) if log_domain else np.exp
-    factors = [((int(a), int(b)), form(k * np.outer(s, s) - abs(k))) for (a, b), k in zip(edges.tolist(), K)]
-    factors += [((int(i),), form(H[i] * s - abs(H[i]))) for i in np.flatnonzero(H)]
-    return factors, float(np.sum(np.abs(K)) + np.sum(np.abs(H)))
+    pairs, fields, singles, offset = _factor_tables(edges, J, h, beta, log_domain)
+    factors = [((a, b), t) for (a, b), t in zip(edges.tolist(), pairs)]
+    factors += [((i,), t) for i, t in zip(fields.tolist(), singles)]
+    return factors, offset
 
 
-def _sum_out_log(bucket, v, keep):
-    """``_sum_out`` on logs: log of the sum over spin v of the product of the bucket's factors."""
-    where = {u: i for i, u in enumerate(keep)}
-    parts = []
-    for value in (0, 1):
-        acc = np.zeros((2,) * len(keep))
-        for vs, t in bucket:
-            rest = [u for u in vs if u != v]
-            piece = t[tuple(value if u == v else slice(None) for u in vs)]
-            piece = np.transpose(piece, np.argsort([where[u] for u in rest])) if rest else piece
-            shape = [1] * len(keep)
-            for u in rest:
-                shape[where[u]] = 2
-            acc = acc + np.reshape(piece, shape)
-        parts.append(acc)
-    return np.logaddexp(parts[0], parts[1])
-
-
-def _tiny(bucket):
-    """Whether a product of the bucket's factors (each with largest entry 1) could underflow."""
-    return float(np.prod([np.min(t) for _, t in bucket])) < 1e-280
+def _oriented(edges, pos, stacked):
+    """(scopes, tables, lows): the factors of ``_factor_tables`` (``stacked``) with their spins as
+    elimination positions in increasing order, each pair's table transposed where its edge runs
+    against the order, so a factor's first axis is the spin whose bucket it waits in; lows[i] is
+    factor i's smallest entry, kept with it (the linear pass's underflow bound)."""
+    pairs, fields, singles, _ = stacked
+    pos = np.asarray(pos, dtype=np.int64)
+    ends = pos[edges].reshape(-1, 2)
+    swap = ends[:, 0] > ends[:, 1]
+    if swap.any():
+        pairs = pairs.copy()
+        pairs[swap] = pairs[swap].transpose(0, 2, 1)
+    scopes = list(zip(ends.min(axis=1).tolist(), ends.max(axis=1).tolist()))
+    scopes += [(u,) for u in pos[fields].tolist()]
+    lows = pairs.reshape(-1, 4).min(axis=1).tolist() + singles.min(axis=1).tolist()
+    return scopes, list(pairs) + list(singles), lows
 
 
 def _contract_network(factors):
@@ -157,74 +187,95 @@ def _contract_network(factors):
 def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     """Natural log Z by contracting the tensor network of the model (on log weights when cold)."""
     edges, J = _merged_couplings(edges, J, rank_one, n)
-    factors, log_scale = _factors(edges, J, h, beta)
-    touched = {v for vs, _ in factors for v in vs}
-    log_scale += (n - len(touched)) * np.log(2.0)          # spins in no factor: a factor 2 each
-    if not factors:
+    stacked = _factor_tables(edges, J, h, beta)
+    log_scale = stacked[3]
+    touched = len(np.union1d(edges.ravel(), stacked[1]))
+    log_scale += (n - touched) * np.log(2.0)               # spins in no factor: a factor 2 each
+    if not len(edges) and not len(stacked[1]):
         return log_scale
-    if options.get("engine") == "einsum" and len(touched) <= EINSUM_LABELS:
-        contracted = _contract_network(factors)
+    if options.get("engine") == "einsum" and touched <= EINSUM_LABELS:
+        contracted = _contract_network(_factors(edges, J, h, beta)[0])
         if contracted is not None:
             return log_scale + contracted[1] + float(np.log(contracted[0]))
     order = _elimination_order(n, edges, options.get("order", "min_fill"), cap=MAX_FACTOR_SPINS)
     if len(order) < n:
         raise MemoryError(f"the greedy elimination order makes a factor over more than {MAX_FACTOR_SPINS} spins")
-    widest = _widest_factor([set(vs) for vs, _ in factors], order)   # before any work
-    if widest > MAX_FACTOR_SPINS:
-        raise MemoryError(f"the elimination order makes a factor over {widest} spins (2^{widest} entries)")
+    pos = _positions(order, n)
+    scopes, tables, lows = _oriented(edges, pos, stacked)
+    plan = _bucket_plan(scopes, n)                         # before any work: its widest factor
+    if plan[2] > MAX_FACTOR_SPINS:
+        raise MemoryError(f"the elimination order makes a factor over {plan[2]} spins (2^{plan[2]} entries)")
     base = log_scale
     for log_domain in (False, True):
         if log_domain:
-            factors = _factors(edges, J, h, beta, log_domain=True)[0]
-        result = _buckets(factors, order, touched, base, log_domain)
+            tables = _oriented(edges, pos, _factor_tables(edges, J, h, beta, log_domain=True))[1]
+        result = _buckets(tables, lows, plan, base, log_domain)
         if result is not None:
             return result
     raise ArithmeticError("unreachable: the log-weight contraction cannot underflow")
 
 
-def _buckets(factors, order, touched, log_scale, log_domain):
-    """Bucket elimination along ``order``; None from the linear pass when a product could underflow.
-    A factor waits in the bucket of its first-eliminated spin (so each factor is handled once, not
-    rescanned at every spin); within a bucket the factors keep their creation order, the given
-    factors first."""
-    pos = {v: k for k, v in enumerate(order)}
-    buckets = [[] for _ in order]
-    scalars = []
-    for f in factors:
-        buckets[_first_eliminated(f[0], pos)].append(f)
-    for k, v in enumerate(order):
-        bucket, buckets[k] = buckets[k], None
-        if v not in touched or not bucket:
-            continue
-        keep = sorted({u for vs, _ in bucket for u in vs} - {v})
+def _buckets(tables, lows, plan, log_scale, log_domain):
+    """Bucket elimination along ``plan`` (``_bucket_plan`` of the factors' oriented scopes) on the
+    factors' ``tables`` (oriented, with their smallest entries ``lows``); None from the linear pass
+    when a product could underflow. Linear: before each product the bucket's factors' smallest
+    entries (each factor renormalised to max 1, its minimum kept with it) bound the product's; if
+    it could fall below 1e-280 the caller contracts again on log weights, where a bucket is a
+    log-sum-exp over its spin."""
+    steps, scopes, _ = plan
+    tables, lows = list(tables), list(lows)
+    labels = None if log_domain else [_labels(sc) for sc in scopes]
+    scalars = []                                            # factors over no spin left
+    for k, ids, keep in steps:
+        ops = [tables[i] for i in ids]
+        for i in ids:
+            tables[i] = None                                # consumed: its memory goes with it
         if log_domain:
-            t = _sum_out_log(bucket, v, keep)
-            top = float(np.max(t))
+            full = (k,) + keep
+            acc = None
+            for i, t in zip(ids, ops):
+                sc = scopes[i]
+                if len(sc) < len(full):
+                    t = np.reshape(t, [2 if u in sc else 1 for u in full])
+                acc = t if acc is None else acc + t
+            t = np.logaddexp(acc[0], acc[1])
+            top = _largest(t)
             log_scale += top
-            made = (tuple(keep), t - top)
+            made = t - top
         else:
-            if _tiny(bucket):
+            bound = 1.0
+            for i in ids:
+                bound *= lows[i]
+            if bound < 1e-280:
                 return None
-            t = _sum_out(bucket, v, keep)
-            top = float(np.max(t))
-            log_scale += np.log(top)
-            made = (tuple(keep), t / top)
-        (buckets[_first_eliminated(keep, pos)] if keep else scalars).append(made)
-    if log_domain:                                          # scalars left over
-        return log_scale + float(sum(float(t) for _, t in scalars))
+            if len(keep) <= SMALL_BUCKET_SPINS and (not keep or keep[-1] - k < EINSUM_LABELS):
+                # the spec of one direct einsum with k summed, as in _sum_out, without building it
+                t = np.einsum(",".join([labels[i] for i in ids]) + "->" + labels[len(tables)], *ops)
+            else:
+                t = _sum_out(ops, [scopes[i] for i in ids], keep)
+            top, low = _extremes(t)
+            log_scale += math.log(top)
+            made = t / top
+            lows.append(low / top)
+        tables.append(made)
+        if not keep:
+            scalars.append(made)
+    if log_domain:
+        return log_scale + float(sum(float(t) for t in scalars))
     rest = 1.0
-    for _, t in scalars:
+    for t in scalars:
         rest *= float(t)
     return log_scale + float(np.log(rest))
 
 
-FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, _sum_out, _factors, _sum_out_log, _tiny,
-             _contract_network, _method_log_z, _buckets)
+FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, *small_arrays.FUNCTIONS, _sum_out, _labels,
+             _factor_tables, _factors, _oriented, _contract_network, _method_log_z, _buckets)
 
 
 def source(options: dict) -> str:
     return render(IMPORTS + f"\nMAX_FACTOR_SPINS = {MAX_FACTOR_SPINS}\nSMALL_BUCKET_SPINS = {SMALL_BUCKET_SPINS}\n"
-                  f"EINSUM_LABELS = {EINSUM_LABELS}\n", FUNCTIONS)
+                  f"EINSUM_LABELS = {EINSUM_LABELS}\nEINSUM_LETTERS = {EINSUM_LETTERS!r}\n"
+                  + small_arrays.CONSTANTS, FUNCTIONS)
 
 
 def applies(view) -> str | None:
