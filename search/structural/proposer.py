@@ -14,11 +14,12 @@ contraction order, ...) or switches to another applicable template. Everything i
 for a given seed.
 
 Known programs. The plans are few, so random mutations of the best parents soon repeat judged
-programs (P01: 26 of 32 proposals were repeats, and a generation of four slots held one program
+programs (P01: 25 of 32 proposals were repeats, and a generation of four slots held one program
 to judge, which left an evaluator idle). Given the normalised code hashes the run already knows,
-``propose`` draws mutations until one writes a program not among them (at most ``FRESH_DRAWS``;
-the first draw is the one made without that knowledge, so nothing changes while there are no
-repeats), and without a parent, slot k takes the k-th best plan not yet known.
+``propose`` draws mutations until one writes a program not among them (at most ``FRESH_DRAWS``).
+The slots of one generation that mutate the same parent draw from one shared generator and slot
+k takes the k-th new program found, so they do not write the same one; without a parent, slot k
+takes the k-th best plan not yet known. Told nothing, ``propose`` makes the one draw it always did.
 """
 
 from __future__ import annotations
