@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
-import tarfile
-import tempfile
 import time
-from io import BytesIO
-from pathlib import Path
 
 from evaluators.ladder import ladder_draws
 from tasks.registry import get_task
+from baseline_programs import log_z_of, rendered, rendered_at  # a script: its own folder is on sys.path
 
-ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = [("tensor_contraction", {"order": o, "engine": e})
             for e in ("bucket", "einsum") for o in ("min_fill", "min_degree", "natural", "reverse_cuthill_mckee")]
 VARIANTS += [("row_transfer", {"order": o})
@@ -36,17 +30,10 @@ RENDER = ("import json, sys\n"
           "print(json.dumps([assemble(task, make_plan(view, t, o)) for t, o in json.loads(sys.argv[1])]))\n")
 
 
-def program_texts(tree: Path, variants) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", RENDER, json.dumps(variants)], cwd=tree,
-                         env={"PYTHONPATH": str(tree), "PATH": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
-
-
-def log_z_of(text: str, name: str):
-    space: dict = {}
-    exec(compile(text, name, "exec"), space)
-    return space["log_Z"]
+def program_texts(revision: str | None, variants) -> list[str]:
+    """The variants' programs at git ``revision`` (None: this tree)."""
+    args = (json.dumps(variants),)
+    return json.loads(rendered(RENDER, args) if revision is None else rendered_at(revision, RENDER, args))
 
 
 def main() -> None:
@@ -56,10 +43,7 @@ def main() -> None:
     parser.add_argument("sizes", nargs="*", type=int, default=[100_000])
     args = parser.parse_args()
     variants = [v for v in VARIANTS if args.only is None or v[0].startswith(args.only)]
-    archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True, capture_output=True).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        tarfile.open(fileobj=BytesIO(archive)).extractall(tmp, filter="data")
-        texts = {"baseline": program_texts(Path(tmp), variants), "this tree": program_texts(ROOT, variants)}
+    texts = {"baseline": program_texts(args.baseline, variants), "this tree": program_texts(None, variants)}
     task = get_task("P01")
     print(f"{'n':>6} {'program':48} {'draw':10} {'baseline s':>10} {'this tree s':>11} {'ratio':>6} {'rel diff':>8}")
     totals = [0.0, 0.0]

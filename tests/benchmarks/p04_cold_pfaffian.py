@@ -10,33 +10,16 @@ proposer), so both programs are the text a search would judge."""
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
-import tarfile
-import tempfile
 import time
-from io import BytesIO
-from pathlib import Path
 
 from evaluators.ladder import ladder_draws
 from tasks.registry import get_task
+from baseline_programs import log_z_of, rendered, rendered_at  # a script: its own folder is on sys.path
 
-ROOT = Path(__file__).resolve().parents[2]
 RENDER = ("from tasks.registry import get_task\n"
           "from search.structural.proposer import StructuralProposer, make_plan, assemble\n"
           "task = get_task('P04')\n"
           "print(assemble(task, make_plan(StructuralProposer(0).view(task), 'planar_pfaffian', {})))\n")
-
-
-def program_text(tree: Path) -> str:
-    return subprocess.run([sys.executable, "-c", RENDER], cwd=tree, env={"PYTHONPATH": str(tree), "PATH": ""},
-                          check=True, capture_output=True, text=True).stdout
-
-
-def log_z_of(text: str, name: str):
-    space: dict = {}
-    exec(compile(text, name, "exec"), space)
-    return space["log_Z"]
 
 
 def main() -> None:
@@ -44,11 +27,8 @@ def main() -> None:
     parser.add_argument("--baseline", default="main")
     parser.add_argument("sizes", nargs="*", type=int, default=[256, 1024, 4096])
     args = parser.parse_args()
-    archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True, capture_output=True).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        tarfile.open(fileobj=BytesIO(archive)).extractall(tmp, filter="data")
-        programs = {"baseline": log_z_of(program_text(Path(tmp)), "baseline"),
-                    "this tree": log_z_of(program_text(ROOT), "this tree")}
+    programs = {"baseline": log_z_of(rendered_at(args.baseline, RENDER), "baseline"),
+                "this tree": log_z_of(rendered(RENDER), "this tree")}
     task = get_task("P04")
     print(f"{'n':>5} {'draw':9} {'baseline s':>10} {'this tree s':>11} {'ratio':>6} {'rel diff':>8}")
     for n in args.sizes:
