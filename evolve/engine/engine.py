@@ -201,8 +201,8 @@ class Engine:
         remaining = self.settings.budgets.proposals - self.counters.proposals
         slots = gen.slots[:max(0, remaining)]
         # proposers that can use it are told what the run has proposed (launch order fixes it: deterministic)
-        known = frozenset(self.seen)
-        told = {s.proposer: known for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
+        users = {s.proposer for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
+        told = dict.fromkeys(users, frozenset(self.seen)) if users else {}   # no copy of seen for LLM-only runs
         gen.candidates = self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots), told))
         gen.fresh, gen.duplicate_of = self._deduplicate(slots, gen.candidates)
         gen.launched = True
