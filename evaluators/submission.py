@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -26,11 +27,7 @@ class Submission:
 
     def defines(self, name: str) -> bool:
         """True when the code defines a top-level function ``name`` (False if it does not parse)."""
-        try:
-            tree = ast.parse(self.code)
-        except (SyntaxError, ValueError):
-            return False
-        return any(isinstance(node, ast.FunctionDef) and node.name == name for node in tree.body)
+        return name in top_level_functions(self.code)
 
     @classmethod
     def from_response(cls, obj: dict) -> "Submission":
@@ -69,3 +66,13 @@ def load_submission(path: str | Path) -> Submission:
     except json.JSONDecodeError as exc:
         raise SubmissionError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     return Submission.from_response(obj)
+
+
+@lru_cache(maxsize=64)   # verify asks several times per candidate; a long program parses in 50 ms
+def top_level_functions(code: str) -> frozenset[str]:
+    """Names of the top-level ``def`` s of ``code`` (empty when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))

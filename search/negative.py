@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from evaluators.verdict import Verdict
 from search.failure_reason import first_failure
@@ -221,6 +222,11 @@ def classify_method(code: str | None) -> str:
     """The most specific family (first of :func:`method_families`), or "other"."""
     if not code:
         return "other"
+    return _classify(code)
+
+
+@lru_cache(maxsize=512)   # the negative ledger and the database's features classify each program
+def _classify(code: str) -> str:
     fams = method_families(code)
     return fams[0] if fams else "other"
 

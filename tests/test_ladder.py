@@ -1,6 +1,7 @@
 """The promotion ladder: verified beyond the probe sizes against exact oracles; wrong at scale
 is a failure naming the size, running out of time/memory/float range only marks the frontier."""
 
+import numpy as np
 import pytest
 
 from conftest import FIXTURES
@@ -101,6 +102,27 @@ def test_draws_cover_the_whole_physical_range():
     for task_id in ("T18", "T19", "T20"):
         draws = {d.kind: d for d in ladder_draws(get_task(task_id), 64, seed=1)}
         assert 1e-17 <= draws["cold"].params["p"] <= 1e-6 and draws["critical"].params["p"] == pytest.approx(0.10919)
+
+
+def test_an_evaluator_draws_each_rung_once_and_per_task_object():
+    """The draws are kept per (task object, n, seed, samples): a second ask returns the same
+    values without drawing again; another task object with the same id draws its own."""
+    import copy
+
+    from evaluators import ladder
+
+    task = get_task("P01")
+    first = ladder.ladder_draws(task, 10000, seed=7)
+    again = ladder.ladder_draws(task, 10000, seed=7)
+    assert [d.kind for d in again] == [d.kind for d in first] and all(a is b for a, b in zip(again, first))
+    fresh = ladder._make_draws(task, 10000, 7, 1)
+    for a, b in zip(first, fresh):
+        assert a.note == b.note and a.params.keys() == b.params.keys()
+        for k in a.params:
+            assert np.array_equal(np.asarray(a.params[k]), np.asarray(b.params[k])), k
+    assert ladder.ladder_draws(task, 10000, seed=8)[0].params != first[0].params   # the seed is in the key
+    twin = copy.copy(task)
+    assert all(a is not b for a, b in zip(ladder.ladder_draws(twin, 10000, seed=7), first))
 
 
 def test_wrong_only_when_cold_is_rejected_naming_the_draw(sandbox):

@@ -27,7 +27,8 @@ class SizeTracker:
         self.alias: dict[str, str] = {}
         self.env: dict[str, sp.Expr] = {"n": N_SYM, "N": N_SYM}
         self.shapes: dict[str, tuple] = {}
-        for node in ast.walk(tree):
+        self.nodes = list(ast.walk(tree))   # walked once: a long program has ~15k nodes, read three times
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
@@ -38,13 +39,13 @@ class SizeTracker:
 
     def _collect(self) -> None:
         """Symbolic sizes of simply assigned names (two sweeps so order does not matter)."""
-        unstable = {"n", "N"} & {t.id for node in ast.walk(self.tree) if isinstance(node, (ast.For, ast.comprehension))
+        unstable = {"n", "N"} & {t.id for node in self.nodes if isinstance(node, (ast.For, ast.comprehension))
                                  for t in ast.walk(node.target) if isinstance(t, ast.Name)}
         for name in unstable:
             self.env.pop(name, None)
         for _ in range(2):
             seen: dict[str, object] = {}
-            for node in ast.walk(self.tree):
+            for node in self.nodes:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     name = node.targets[0].id
                     if name in ("n", "N"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from functools import lru_cache
 
 __all__ = ["canonical_code", "digest", "normalised_hash"]
 
@@ -28,6 +29,13 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 def canonical_code(code: str, rename_locals: bool = True) -> str | None:
     """The canonical text of ``code``, or None when it does not parse."""
+    return _canonical_code(code, bool(rename_locals))
+
+
+# One program's text is canonicalised by the proposer, the engine's deduplication and the
+# database; a template program takes 0.1-0.3 s, so each text is done once per process.
+@lru_cache(maxsize=512)
+def _canonical_code(code: str, rename_locals: bool) -> str | None:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):  # ValueError: null bytes in the source
@@ -81,12 +89,13 @@ def _rename_function_locals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Non
     names only read (globals, builtins, imported modules) and attributes are kept; the new
     names get a prefix no kept name starts with, so the renaming never merges two names.
     """
+    nodes = _walk_in_order(func)
     keep: set[str] = set()
-    order: list[str] = []
-    for node in _walk_in_order(func):
+    order: dict[str, None] = {}   # insertion-ordered set
+    for node in nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             keep.update(node.names)
-    for node in _walk_in_order(func):
+    for node in nodes:
         name = None
         if isinstance(node, ast.arg):
             name = node.arg
@@ -97,13 +106,13 @@ def _rename_function_locals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Non
         elif isinstance(node, ast.ExceptHandler) and node.name:
             name = node.name
         if name is not None and name not in keep and name not in order:
-            order.append(name)
-    kept = {n.id for n in _walk_in_order(func) if isinstance(n, ast.Name) and n.id not in order}
+            order[name] = None
+    kept = {n.id for n in nodes if isinstance(n, ast.Name) and n.id not in order}
     prefix = "v"
     while any(k.startswith(prefix) for k in kept):  # a new name must never equal a kept one
         prefix = "_" + prefix
     mapping = {name: f"{prefix}{i}" for i, name in enumerate(order)}
-    for node in _walk_in_order(func):
+    for node in nodes:
         if isinstance(node, ast.arg) and node.arg in mapping:
             node.arg = mapping[node.arg]
         elif isinstance(node, ast.Name) and node.id in mapping:
@@ -114,8 +123,13 @@ def _rename_function_locals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Non
             node.name = mapping[node.name]
 
 
-def _walk_in_order(node: ast.AST):
-    """Depth-first, source order (``ast.walk`` is breadth-first; either is deterministic)."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        yield from _walk_in_order(child)
+def _walk_in_order(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node``, depth-first in source order (``ast.walk`` is breadth-first;
+    either is deterministic). Renaming changes names only, never the tree's shape, so one list
+    serves every pass."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+    return out
