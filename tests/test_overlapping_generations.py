@@ -92,7 +92,7 @@ def threaded_pool(proposer, evaluator) -> ExecutorPool:
 
 
 def run(raw: dict, root: Path, evaluator=None, pool=LocalPool, resume: Path | None = None,
-        extra: dict | None = None) -> tuple[Path, Engine, StubEvaluator]:
+        extra: dict | None = None, proposer=None) -> tuple[Path, Engine, StubEvaluator]:
     """One run to its end (or to the evaluator's death), or the run at ``resume`` continued as
     `evolve resume` does (``extra``: budgets added)."""
     cfg = config_from_dict(raw)
@@ -106,7 +106,7 @@ def run(raw: dict, root: Path, evaluator=None, pool=LocalPool, resume: Path | No
         state, covered = store.latest_snapshot() or (None, 0)   # killed before its first snapshot: from the start
         replay = Replay.from_records(read_journal(store.path / "journal.msgpack").records, covered)
     strategy, _ = make_strategy(cfg, remote=False)
-    engine = Engine(engine_settings(cfg), strategy, pool(StubProposer(), evaluator), store,
+    engine = Engine(engine_settings(cfg), strategy, pool(proposer or StubProposer(), evaluator), store,
                     Progress(cfg.budgets, stream=io.StringIO()), replay)
     try:
         if state is not None:
@@ -271,3 +271,87 @@ def test_the_local_pool_runs_batches_in_the_order_they_were_queued():
     assert done == ["a", "b", "c"], "the earlier batch ran first"
     assert arrived == [("first", "a"), ("first", "b"), ("second", "c")], "and was handed over as it ran"
     assert list(pool.collect(first)) == [(0, "a"), (1, "b")]
+
+
+class ClaimingProposer(StubProposer):
+    """The stub, claiming a cost drawn from its code: cheap, cubic, exponential or quadratic."""
+
+    CLAIMS = ("O(n)", "O(n^3)", "O(n 2^n)", "O(n^2)")
+
+    def propose(self, request) -> Candidate:
+        cand = StubProposer.propose(self, request)
+        h = int(hashlib.sha256(cand.code.encode()).hexdigest()[:8], 16)
+        return Candidate(**{**cand.to_dict(), "complexity_O": self.CLAIMS[h % 4]})
+
+
+class OrderEvaluator(StubEvaluator):
+    """Records the claims in the order the evaluations start."""
+
+    def __init__(self):
+        super().__init__()
+        self.started: list[tuple[str, str]] = []
+
+    def evaluate(self, cand) -> Evaluation:
+        self.started.append((cand.id, cand.complexity_O))
+        return super().evaluate(cand)
+
+
+def test_a_generation_queues_its_longest_claims_first_and_chooses_as_in_slot_order(tmp_path, monkeypatch):
+    """Evaluations start in order of claimed cost (cubic, quadratic, linear, exponential; ties in
+    slot order), and the run makes the same choices as one that queues them in slot order."""
+    import evolve.engine.engine as engine_module
+
+    ordered = OrderEvaluator()
+    path, _, _ = run(BASE, tmp_path / "ordered", evaluator=ordered, proposer=ClaimingProposer())
+    weight = {"O(n^3)": 3, "O(n^2)": 2, "O(n)": 1, "O(n 2^n)": 0}
+    by_generation: dict[str, list[tuple[str, str]]] = {}
+    for cid, claim in ordered.started:
+        by_generation.setdefault(cid.split("s")[0], []).append((cid, claim))
+    assert len({claim for _, claim in ordered.started}) == 4   # every kind of claim was met
+    for batch in by_generation.values():
+        assert [weight[c] for _, c in batch] == sorted((weight[c] for _, c in batch), reverse=True), batch
+        for w in set(weight.values()):   # ties in slot order
+            same = [cid for cid, c in batch if weight[c] == w]
+            assert same == sorted(same)
+    assert any([cid for cid, _ in b] != sorted(cid for cid, _ in b) for b in by_generation.values())
+
+    monkeypatch.setattr(engine_module, "longest_first", lambda candidates, lattice: list(candidates))
+    plain = OrderEvaluator()
+    slot_order, _, _ = run(BASE, tmp_path / "slot_order", evaluator=plain, proposer=ClaimingProposer())
+    assert [cid for cid, _ in plain.started] != [cid for cid, _ in ordered.started]
+    assert outline(path) == outline(slot_order)
+
+
+class SlowProposer(StubProposer):
+    """The stub, taking ``delay_s`` per proposal and noting when each one is handed back."""
+
+    def __init__(self, delay_s: float):
+        self.delay_s, self.done = delay_s, {}
+
+    def propose(self, request) -> Candidate:
+        time.sleep(self.delay_s)
+        cand = StubProposer.propose(self, request)
+        self.done[cand.id] = time.monotonic()
+        return cand
+
+
+class StartEvaluator(StubEvaluator):
+    def __init__(self):
+        super().__init__()
+        self.started = {}
+
+    def evaluate(self, cand) -> Evaluation:
+        self.started[cand.id] = time.monotonic()
+        return super().evaluate(cand)
+
+
+def test_an_idle_evaluator_starts_on_the_first_proposal_not_the_last(tmp_path):
+    """With the evaluators idle (generation 0), a proposal is judged as soon as it and the slots
+    before it are in, while later slots are still being written; the run is the in-process one."""
+    proposer, evaluator = SlowProposer(0.15), StartEvaluator()
+    path, _, _ = run(BASE, tmp_path / "streamed", evaluator=evaluator, pool=threaded_pool, proposer=proposer)
+    first_generation = sorted(cid for cid in proposer.done if cid.startswith("g0000"))
+    assert len(first_generation) == BASE["ray"]["batch_size"]
+    assert evaluator.started[first_generation[0]] < proposer.done[first_generation[-1]]
+    local, _, _ = run(BASE, tmp_path / "local", proposer=SlowProposer(0.0))
+    assert outline(path) == outline(local)

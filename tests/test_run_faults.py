@@ -28,6 +28,7 @@ from evolve.engine.runtime import drive
 from evolve.engine.sentinel import descendants
 from evolve.store.journal import read_journal
 from evolve.store.run_store import RunStore
+from run_population import population
 
 ray = pytest.importorskip("ray")
 
@@ -65,22 +66,6 @@ def run(root, during=None) -> RunStore:
         helper.join(timeout=60)
     store.close()
     return store
-
-
-#: ladder stops decided by the clock (a call's time budget, the climb's total, a price scaled from
-#: measured times): where they fall depends on the load, not on the run's events
-TIMED_FRONTIERS = {"time", "ladder_budget", "claimed_cost"}
-
-
-def population(path, other):
-    """(id, score) of every program judged in the run at ``path``; the score's verified size
-    (score[2]) is left out for a program whose climb the clock stopped in either run."""
-    def frontiers(p):
-        return {e["id"]: ((e["verdict"].get("numerical") or {}).get("frontier") or {}).get("kind")
-                for e in records(p, "evaluation")}
-    timed = {i for p in (path, other) for i, kind in frontiers(p).items() if kind in TIMED_FRONTIERS}
-    return sorted((e["id"], tuple(None if (k == 2 and e["id"] in timed) else x for k, x in enumerate(e["score"])))
-                  for e in records(path, "evaluation"))
 
 
 def kill_when(store, name: str, ready, killed: list, timeout_s: float = 240) -> None:

@@ -17,6 +17,7 @@ from evolve.engine.engine import STATE_SCHEMA
 from evolve.engine.plan import Replay
 from evolve.engine.progress import Progress
 from evolve.store.run_store import RunStore
+from run_population import population
 
 ray = pytest.importorskip("ray")
 
@@ -53,11 +54,6 @@ def run(raw: dict, root: Path, **kw) -> RunStore:
 
 def records(store_path: Path, kind: str) -> list[dict]:
     return [r for r in read_journal(Path(store_path) / "journal.msgpack").records if r["kind"] == kind]
-
-
-def population(store_path: Path) -> list[tuple]:
-    """(id, score) of every evaluated program, the run's population."""
-    return sorted((r["id"], tuple(r["score"])) for r in records(store_path, "evaluation"))
 
 
 def test_launch_finds_an_accepted_program_and_spreads_work(ray_cluster, tmp_path):
@@ -113,7 +109,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
     assert len(records(journal.parent, "proposal")) == 8  # the budget was completed, not exceeded
     # same seed, never interrupted: the same population
     clean = run({**BASE, "run": {"root": str(tmp_path / "clean")}}, tmp_path / "clean")
-    assert population(journal.parent) == population(clean.path)
+    assert population(journal.parent, clean.path) == population(clean.path, journal.parent)
 
 
 def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path):

@@ -12,6 +12,7 @@ from evolve.store.journal import read_journal
 from evolve.engine.plan import Replay
 from evolve.engine.progress import Progress
 from evolve.store.run_store import RunStore
+from run_population import population
 
 ray = pytest.importorskip("ray")
 
@@ -59,10 +60,6 @@ def records(path: Path, kind: str) -> list[dict]:
     return [r for r in read_journal(Path(path) / "journal.msgpack").records if r["kind"] == kind]
 
 
-def population(path: Path) -> list[tuple]:
-    return sorted((r["id"], tuple(r["score"])) for r in records(path, "evaluation"))
-
-
 def test_tree_run_completes_and_children_hang_under_judged_nodes(clean_run):
     store = clean_run
     props = records(store.path, "proposal")
@@ -108,6 +105,6 @@ def test_budget_stop_then_resume_repeats_nothing_and_matches_an_uninterrupted_ru
     assert before < set(ids), "the resumed run judged new programs and lost none"
     assert len(records(first.path, "proposal")) == 8
     clean = clean_run
-    assert population(first.path) == population(clean.path)
+    assert population(first.path, clean.path) == population(clean.path, first.path)
     tree_of = lambda p: sorted((c["candidate"]["id"], c["candidate"]["tree_parent"]) for c in records(p, "proposal"))
     assert tree_of(first.path) == tree_of(clean.path)

@@ -47,6 +47,7 @@ from evolve.engine.generation import Generation
 from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
+from evolve.engine.schedule import longest_first
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
 from evolve.store.run_store import RunStore
@@ -72,6 +73,7 @@ class EngineSettings:
     negative: NegativePolicy = NegativePolicy()
     llm: LLMConfig | None = None      # the models the llm proposer may call (the engine picks one per slot)
     overlap: bool = True              # launch the next generation while this one's evaluations finish
+    lattice: bool = False             # the task is an L x L lattice (how claims in L are read when ordering)
 
 
 class Engine:
@@ -185,8 +187,8 @@ class Engine:
         generations restored from a snapshot still have to judge."""
         for gen in self.open:
             if gen.launched:
-                if gen.ticket is None:
-                    self._submit(gen)
+                if not gen.tickets:
+                    self._resubmit(gen)
                 continue
             if self.stop_reason() is not None or self._evaluations_left() <= 0:
                 return
@@ -197,51 +199,84 @@ class Engine:
         return self.settings.budgets.evaluations - self.counters.evaluations - sum(g.waiting for g in self.open)
 
     def _launch(self, gen: Generation) -> None:
-        """Propose, deduplicate, and queue the evaluations of a selected generation."""
+        """Propose, deduplicate, and queue the evaluations of a selected generation.
+
+        Proposals are deduplicated in slot order as the prefix of arrived slots grows. While an
+        evaluator is idle, what is ready is queued at once; the rest is queued together at the
+        end, longest first (:mod:`evolve.engine.schedule`). Which programs are judged does not
+        depend on this timing, only when."""
         remaining = self.settings.budgets.proposals - self.counters.proposals
         slots = gen.slots[:max(0, remaining)]
         # proposers that can use it are told what the run has proposed (launch order fixes it: deterministic)
         users = {s.proposer for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
         told = dict.fromkeys(users, frozenset(self.seen)) if users else {}   # no copy of seen for LLM-only runs
-        gen.candidates = self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots), told))
-        gen.fresh, gen.duplicate_of = self._deduplicate(slots, gen.candidates)
         gen.launched = True
-        self._submit(gen)
+        ready, waiting = 0, []            # slots deduplicated so far (a prefix); fresh ones not queued yet
+        for slot_id, cand in self._propose(slots, gen.selections, gen.requests(self.settings.seed, len(slots), told)):
+            gen.candidates[slot_id] = cand
+            while ready < len(slots) and slots[ready].id in gen.candidates:
+                waiting += self._deduplicate(slots[ready], gen)
+                ready += 1
+            if waiting and self.pool.idle_evaluators() > 0:
+                self._submit(gen, waiting)
+                waiting = []
+        self._check_fatal([gen.candidates[s.id] for s in slots if s.proposer == "llm"])
+        self._submit(gen, waiting)
 
-    def _submit(self, gen: Generation) -> None:
-        """Queue the evaluations ``gen`` still needs; those in the journal are taken, not judged again."""
-        for cand in gen.fresh:
+    def _submit(self, gen: Generation, candidates: list[Candidate]) -> None:
+        """Queue ``candidates`` (fresh programs of ``gen`` in slot order) within the evaluation budget."""
+        candidates = candidates[:max(0, self._evaluations_left())]
+        gen.fresh += candidates
+        self._queue(gen, candidates)
+
+    def _resubmit(self, gen: Generation) -> None:
+        """Queue what a launched generation restored from a snapshot still has to judge."""
+        self._queue(gen, gen.fresh)
+
+    def _queue(self, gen: Generation, candidates: list[Candidate]) -> None:
+        """One batch of the pool for those of ``candidates`` not judged yet, longest first; those in
+        the journal are taken, not judged again."""
+        todo = []
+        for cand in candidates:
             event = self.replay.evaluations.get(cand.id)
-            if cand.id not in gen.arrived and event is not None:
+            if cand.id in gen.arrived:
+                continue
+            if event is not None:
                 gen.arrived[cand.id] = event.evaluation
                 self.counters.evaluations += 1
+            else:
+                todo.append(cand)
+        gen.tickets.append(self.pool.submit_evaluations(longest_first(todo, self.settings.lattice),
+                                                        self._arrival(gen)))
 
+    def _arrival(self, gen: Generation):
         def arrived(_: int, evaluation: Evaluation) -> None:  # journaled the moment it arrives
             self.store.record(EvaluationEvent(evaluation))
             gen.arrived[evaluation.id] = evaluation
             self.counters.evaluations += 1
             self.progress.update(self.counters)
-
-        gen.ticket = self.pool.submit_evaluations([c for c in gen.fresh if c.id not in gen.arrived], arrived)
+        return arrived
 
     def _finish(self, gen: Generation) -> None:
         """Wait for ``gen``'s evaluations, then hand every slot's outcome to the strategy in slot order
         (the strategy sees the same sequence in every run of a seed)."""
-        for _ in self.pool.collect(gen.ticket):
-            pass
+        for ticket in gen.tickets:
+            for _ in self.pool.collect(ticket):
+                pass
         for slot, selection, program in gen.outcomes():
             self._absorb(slot, selection, program)
         for event in self.strategy.end_generation(gen.number):
             self.store.record(event)
 
-    def _propose(self, slots: list[Slot], selections: list[Selection],
-                 requests: list[ProposalRequest]) -> dict[str, Candidate]:
-        out: dict[str, Candidate] = {}
+    def _propose(self, slots: list[Slot], selections: list[Selection], requests: list[ProposalRequest]):
+        """(slot id, candidate) of every slot: those in the journal first, then the rest as the
+        pool returns them (journaled and counted as they arrive)."""
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
         for slot, sel, request in zip(slots, selections, requests):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
-                out[slot.id] = event.candidate
+                self._count_proposal(event.candidate)
+                yield slot.id, event.candidate
             else:
                 asked.append((slot, sel, request))
         for i, cand in self.pool.propose([r for _, _, r in asked]):
@@ -249,13 +284,8 @@ class Engine:
             cand = self._journal_system_prompt(cand)
             self.store.record(ProposalEvent(cand, slot.generation, slot.slot, sel.niche, dict(sel.journal),
                                             request.negative))
-            out[slot.id] = cand
             self._count_proposal(cand)
-        for slot in slots:
-            if slot.id in self.replay.proposals:
-                self._count_proposal(out[slot.id])
-        self._check_fatal([out[s.id] for s in slots if s.proposer == "llm"])
-        return out
+            yield slot.id, cand
 
     def _journal_system_prompt(self, cand: Candidate) -> Candidate:
         """Journal the candidate's system prompt if its text is new; the candidate without it."""
@@ -283,27 +313,25 @@ class Engine:
             c.failed_proposals += 1
         self.progress.update(c)
 
-    def _deduplicate(self, slots: list[Slot], candidates: dict[str, Candidate]) -> tuple[list[Candidate], dict]:
-        """(candidates to judge, {slot id: id of the earlier program with the same code})."""
-        fresh, duplicate_of = [], {}
-        for slot in slots:
-            cand = candidates[slot.id]
-            if not cand.ok:
-                continue
-            h = normalised_hash(cand.code)
-            if slot.id in self.replay.evaluations or self.strategy.rejudge_duplicates:
-                self.seen.setdefault(h, slot.id)
-                fresh.append(cand)
-                continue
-            if slot.id in self.replay.duplicates or h in self.seen:
-                if slot.id not in self.replay.duplicates:
-                    self.store.record(DuplicateEvent(slot.id, self.seen.get(h)))
-                duplicate_of[slot.id] = self.seen.get(h, "")
-                self.counters.duplicates += 1
-                continue
-            self.seen[h] = slot.id
-            fresh.append(cand)
-        return fresh[:max(0, self._evaluations_left())], duplicate_of
+    def _deduplicate(self, slot: Slot, gen: Generation) -> list[Candidate]:
+        """``[candidate]`` of ``slot`` when it is to be judged, else ``[]`` (a failed proposal, or a
+        repeat of an earlier program's code, recorded in ``gen.duplicate_of``). Slots are taken in
+        slot order, so the first of two equal programs is the one judged."""
+        cand = gen.candidates[slot.id]
+        if not cand.ok:
+            return []
+        h = normalised_hash(cand.code)
+        if slot.id in self.replay.evaluations or self.strategy.rejudge_duplicates:
+            self.seen.setdefault(h, slot.id)
+            return [cand]
+        if slot.id in self.replay.duplicates or h in self.seen:
+            if slot.id not in self.replay.duplicates:
+                self.store.record(DuplicateEvent(slot.id, self.seen.get(h)))
+            gen.duplicate_of[slot.id] = self.seen.get(h, "")
+            self.counters.duplicates += 1
+            return []
+        self.seen[h] = slot.id
+        return [cand]
 
     def _absorb(self, slot: Slot, selection: Selection, program: JudgedProgram) -> None:
         self.strategy.absorb(slot.slot, selection, program)

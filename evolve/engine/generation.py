@@ -32,7 +32,7 @@ class Generation:
     fresh: list[Candidate] = field(default_factory=list)   # to judge, in slot order, within the evaluation budget
     duplicate_of: dict[str, str] = field(default_factory=dict)       # slot id -> earlier program with that code
     arrived: dict[str, Evaluation] = field(default_factory=dict)     # judged (and journaled) so far
-    ticket: int | None = None                 # the pool's batch of the evaluations still to come
+    tickets: list[int] = field(default_factory=list)   # the pool's batches of its evaluations (this process)
 
     def requests(self, seed: int, count: int, known: dict[str, frozenset[str]] | None = None) -> list[ProposalRequest]:
         """What the proposers are asked for the first ``count`` slots (the rest lie beyond the proposal

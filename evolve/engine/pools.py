@@ -92,6 +92,10 @@ class RayPool:
         """(index into the batch, evaluation) in order of completion."""
         yield from self._evaluations.collect(ticket)
 
+    def idle_evaluators(self) -> int:
+        """Evaluator actors with nothing in flight or queued for them."""
+        return self._evaluations.idle()
+
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         """(index into ``candidates``, evaluation) in order of completion."""
         yield from self.collect(self.submit_evaluations(candidates))
@@ -149,6 +153,11 @@ class _Dispatch:
         finally:
             if not self.left[ticket]:
                 del self.ready[ticket], self.left[ticket], self.arrived[ticket]
+
+    def idle(self) -> int:
+        """Actors that would have nothing to do once the queue is handed out."""
+        self.poll()
+        return max(0, len(self.actors.actors) - len(self.busy) - len(self.queue))
 
     def poll(self) -> None:
         """Take every result that has arrived, without waiting."""
@@ -231,6 +240,10 @@ class LocalPool:
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         yield from self.collect(self.submit_evaluations(candidates))
 
+    def idle_evaluators(self) -> int:
+        """0: nothing runs before its batch is collected, so there is never a reason to hurry."""
+        return 0
+
 
 class ExecutorPool:
     """Evaluations on ``concurrent.futures`` executors, one in flight on each (each executor one
@@ -266,12 +279,7 @@ class ExecutorPool:
             if not self._ready[ticket]:
                 done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
                 for f in done:
-                    t, i, executor = self._futures.pop(f)
-                    self._free.append(executor)
-                    result = f.result()
-                    if self._arrived[t] is not None:   # journaled at once, whichever batch is collected
-                        self._arrived[t](i, result)
-                    self._ready[t].append((i, result))
+                    self._hand_over(f)
                 self._fill()
                 continue
             self._left[ticket] -= 1
@@ -279,6 +287,24 @@ class ExecutorPool:
 
     def evaluate(self, candidates: list[Candidate]) -> Iterator[tuple[int, Evaluation]]:
         yield from self.collect(self.submit_evaluations(candidates))
+
+    def idle_evaluators(self) -> int:
+        """Executors with nothing in flight or queued for them (results that came in are taken first)."""
+        self._take_done()
+        return max(0, len(self._free) - len(self._queue))
+
+    def _take_done(self) -> None:
+        for f in [f for f in self._futures if f.done()]:
+            self._hand_over(f)
+        self._fill()
+
+    def _hand_over(self, f) -> None:
+        t, i, executor = self._futures.pop(f)
+        self._free.append(executor)
+        result = f.result()
+        if self._arrived[t] is not None:   # journaled at once, whichever batch is collected
+            self._arrived[t](i, result)
+        self._ready[t].append((i, result))
 
     def _fill(self) -> None:
         while self._free and self._queue:

@@ -26,7 +26,7 @@ from evolve.store.run_store import RunStore
 from search.proposers import ProposerContext
 from search.strategies import StrategyContext, strategy_class
 from search.strategies.islands import IslandDatabase, IslandsStrategy
-from tasks.registry import user_task_file
+from tasks.registry import get_task, user_task_file
 
 
 def start_ray(address: str | None) -> RaySession:
@@ -55,7 +55,7 @@ def proposer_context(cfg: Config) -> ProposerContext:
 def engine_settings(cfg: Config) -> EngineSettings:
     return EngineSettings(seed=cfg.seed, batch_size=cfg.ray.batch_size, checkpoint_interval=cfg.run.checkpoint_interval,
                           budgets=cfg.budgets, weights=cfg.weights(), negative=cfg.prompts.negative, llm=cfg.llm,
-                          overlap=cfg.run.overlap_generations)
+                          overlap=cfg.run.overlap_generations, lattice=get_task(cfg.task).square_lattice)
 
 
 def make_strategy(cfg: Config, remote: bool):
