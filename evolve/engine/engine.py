@@ -10,7 +10,9 @@ snapshots. One generation:
    each LLM slot (:mod:`evolve.engine.models`: weights or the bandit) and take the negative-prompting
    block of its niche;
 3. launch: propose in parallel, deduplicate in slot order (normalised code hash; the strategy may
-   ask for repeats to be judged), queue the evaluations within the evaluation budget;
+   ask for repeats to be judged), queue the evaluations within the evaluation budget: at once
+   while an evaluator is idle, else together, the longest claimed cost first
+   (:mod:`evolve.engine.schedule`);
 4. finish: collect the evaluations (each journaled as it arrives), hand every slot's outcome to the
    strategy in slot order, track the best program, feed the negative-prompting memory of the
    slot's niche and the model bandit, journal the strategy's housekeeping events;
