@@ -35,6 +35,10 @@ class Structural:
     def __init__(self, task: Task, options: StructuralOptions, context: ProposerContext):
         self.task = task
         self.inner = StructuralProposer(context.seed)
+        try:   # the structure analysis (about a second) while the evaluators start, not in the first proposal
+            self.inner.plans_for(task)
+        except Exception:  # noqa: BLE001 - propose meets the same error and returns it as a failed candidate
+            pass
 
     def propose(self, request: ProposalRequest) -> Candidate:
         parent = request.parent.candidate if request.parent is not None else None
