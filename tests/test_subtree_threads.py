@@ -161,17 +161,22 @@ def test_tasks_run_after_their_children_and_get_their_results_in_postorder():
     finished = set()
     lock = threading.Lock()
 
-    def run(t_lo, t_hi, child_results):
+    alone_at = {}
+
+    def run(t_lo, t_hi, child_results, alone):
         root = t_hi - 1
         children = [tasks[c].t_hi - 1 for c in next(t for t in tasks if t.t_hi == t_hi).children]
         assert child_results == children  # the children's own results, in postorder
         with lock:
             assert all(c in finished for c in children)
             finished.add(root)
+        alone_at[root] = alone()
         return root
 
     assert run_tree_in_threads(tasks, run, 2) == len(n_child) - 1
     assert len(finished) == len(tasks)
+    assert alone_at[len(n_child) - 1]  # the root task runs alone: nothing else is left
+    assert not all(alone_at.values())  # the first leaves are submitted together
 
 
 def test_an_error_in_a_task_is_raised_and_the_queued_tasks_are_dropped():
@@ -181,7 +186,7 @@ def test_an_error_in_a_task_is_raised_and_the_queued_tasks_are_dropped():
     leaves = [i for i, task in enumerate(tasks) if not task.children]
     started = []
 
-    def run(t_lo, t_hi, child_results):
+    def run(t_lo, t_hi, child_results, alone):
         started.append(t_hi)
         if len(started) == 1:
             raise ValueError("the first task fails")

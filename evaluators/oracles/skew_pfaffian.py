@@ -63,6 +63,7 @@ from evaluators.oracles.double_double import dd_add
 from evaluators.oracles.nested_dissection import grouped_dissection
 from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
 from evaluators.oracles.skew_front_half import eliminate_front_half
+from evaluators.oracles.skew_front_split import FrontHelpers, eliminate_front_half_split
 from evaluators.oracles.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
 
 PIVOT_THRESHOLD = 0.01
@@ -89,6 +90,106 @@ def empty_stack(ext: bool, track: bool):
 
 
 @njit(cache=True, nogil=True)
+def assemble_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, ext, track, eps, pos, idx):
+    """Front t's dense matrix from its own rows of A and its children's blocks on top of the
+    stack (popped). Returns (H, L, B, f, k, stack without the children's blocks): f positions,
+    idx[:f] their matrix nodes (pos[idx[a]] = a), the first k fully summed (own, then delayed)."""
+    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
+    first = nb - n_child[t]
+    f = 0
+    for i in range(own_lo[t], own_hi[t]):
+        pos[perm[i]] = f
+        idx[f] = perm[i]
+        f += 1
+    for c in range(first, nb):
+        for a in range(b_nd[c]):
+            v = s_idx[b_i[c] + a]
+            pos[v] = f
+            idx[f] = v
+            f += 1
+    k = f
+    for c in range(first, nb):
+        for a in range(b_nd[c], b_n[c]):
+            v = s_idx[b_i[c] + a]
+            if pos[v] < 0:
+                pos[v] = f
+                idx[f] = v
+                f += 1
+    for i in range(own_lo[t], own_hi[t]):
+        for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
+            w = nbr[q]
+            if owner[w] > t and pos[w] < 0:
+                pos[w] = f
+                idx[f] = w
+                f += 1
+    H = np.zeros((f, f))
+    L = np.zeros((f, f) if ext else (1, 1))
+    B = np.zeros((f, f) if track else (1, 1))
+    for i in range(own_lo[t], own_hi[t]):
+        pv = pos[perm[i]]
+        for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
+            w = nbr[q]
+            if owner[w] == t:  # the entries of A are exact (its bound starts at 0)
+                H[pv, pos[w]] += val[q]
+            elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
+                H[pv, pos[w]] += val[q]
+                H[pos[w], pv] -= val[q]
+    for c in range(first, nb):
+        n = b_n[c]
+        for a in range(n):
+            pa = pos[s_idx[b_i[c] + a]]
+            for b in range(n):
+                pb = pos[s_idx[b_i[c] + b]]
+                o = b_v[c] + a * n + b
+                if ext:
+                    H[pa, pb], L[pa, pb] = dd_add(H[pa, pb], L[pa, pb], s_hi[o], s_lo[o])
+                else:
+                    H[pa, pb] += s_hi[o]
+                if track:
+                    B[pa, pb] += s_bd[o] + eps * abs(H[pa, pb])
+    return H, L, B, f, k, (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, first)  # children popped; storage reused
+
+
+@njit(cache=True, nogil=True)
+def push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, track):
+    """Push the n x n block H[:n, :n] (+ L, B) left of a front (loc[:n] its positions in the
+    front; the delayed ones, loc < k, first) onto the stack, and clear pos of the front's nodes."""
+    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
+    vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
+    itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
+    s_hi = _grow(s_hi, vtop + n * n)
+    if ext:
+        s_lo = _grow(s_lo, vtop + n * n)
+    if track:
+        s_bd = _grow(s_bd, vtop + n * n)
+    s_idx = _grow(s_idx, itop + n)
+    order = np.argsort(loc[:n] >= k, kind="mergesort")  # delayed (fully summed) first
+    nd = 0
+    for a in range(n):
+        pa = order[a]
+        nd += loc[pa] < k
+        s_idx[itop + a] = idx[loc[pa]]
+        for b in range(n):
+            s_hi[vtop + a * n + b] = H[pa, order[b]]
+            if track:
+                s_bd[vtop + a * n + b] = B[pa, order[b]]
+            if ext:
+                s_lo[vtop + a * n + b] = L[pa, order[b]]
+    b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
+    for a in range(f):
+        pos[idx[a]] = -1
+    return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb + 1), nd
+
+
+@njit(cache=True)
+def grown_stack(stack, fronts):
+    """The stack with room for the blocks of `fronts` more fronts."""
+    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
+    need = nb + fronts + 1
+    return (s_hi, s_lo, s_bd, s_idx, _grow(b_v, need), _grow(b_i, need), _grow(b_n, need), _grow(b_nd, need), nb)
+
+
+@njit(cache=True, nogil=True)
 def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi, stack, u, ext, track,
                      half, front_logs, front_errs, front_stats):
     """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
@@ -107,70 +208,12 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     N = perm.shape[0]
     T = own_lo.shape[0]
-    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
-    need = nb + (t_hi - t_lo) + 1
-    b_v = _grow(b_v, need)
-    b_i = _grow(b_i, need)
-    b_n = _grow(b_n, need)
-    b_nd = _grow(b_nd, need)
+    stack = grown_stack(stack, t_hi - t_lo)
     pos = np.full(N, -1, np.int64)
     idx = np.empty(N, np.int64)
     for t in range(t_lo, t_hi):
-        first = nb - n_child[t]
-        f = 0
-        for i in range(own_lo[t], own_hi[t]):
-            pos[perm[i]] = f
-            idx[f] = perm[i]
-            f += 1
-        for c in range(first, nb):
-            for a in range(b_nd[c]):
-                v = s_idx[b_i[c] + a]
-                pos[v] = f
-                idx[f] = v
-                f += 1
-        k = f
-        for c in range(first, nb):
-            for a in range(b_nd[c], b_n[c]):
-                v = s_idx[b_i[c] + a]
-                if pos[v] < 0:
-                    pos[v] = f
-                    idx[f] = v
-                    f += 1
-        for i in range(own_lo[t], own_hi[t]):
-            for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
-                w = nbr[q]
-                if owner[w] > t and pos[w] < 0:
-                    pos[w] = f
-                    idx[f] = w
-                    f += 1
-        H = np.zeros((f, f))
-        L = np.zeros((f, f) if ext else (1, 1))
-        B = np.zeros((f, f) if track else (1, 1))
-        for i in range(own_lo[t], own_hi[t]):
-            pv = pos[perm[i]]
-            for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
-                w = nbr[q]
-                if owner[w] == t:  # the entries of A are exact (its bound starts at 0)
-                    H[pv, pos[w]] += val[q]
-                elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
-                    H[pv, pos[w]] += val[q]
-                    H[pos[w], pv] -= val[q]
-        for c in range(first, nb):
-            n = b_n[c]
-            for a in range(n):
-                pa = pos[s_idx[b_i[c] + a]]
-                for b in range(n):
-                    pb = pos[s_idx[b_i[c] + b]]
-                    o = b_v[c] + a * n + b
-                    if ext:
-                        H[pa, pb], L[pa, pb] = dd_add(H[pa, pb], L[pa, pb], s_hi[o], s_lo[o])
-                    else:
-                        H[pa, pb] += s_hi[o]
-                    if track:
-                        B[pa, pb] += s_bd[o] + eps * abs(H[pa, pb])
-        nb = first  # children popped; their storage is reused
-        vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
-        itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
+        H, L, B, f, k, stack = assemble_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, ext,
+                                              track, eps, pos, idx)
         if half and not track:
             lp, n, loc = eliminate_front_half(H, L, ext, k, u if f > k else 0.0)
             e = 0.0
@@ -179,32 +222,11 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
         front_logs[t] = lp
         front_errs[t] = e
         if n > 0 and t == T - 1:  # the root could not eliminate everything: A is singular
-            return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb), True
-        s_hi = _grow(s_hi, vtop + n * n)
-        if ext:
-            s_lo = _grow(s_lo, vtop + n * n)
-        if track:
-            s_bd = _grow(s_bd, vtop + n * n)
-        s_idx = _grow(s_idx, itop + n)
-        order = np.argsort(loc[:n] >= k, kind="mergesort")  # delayed (fully summed) first
-        nd = 0
-        for a in range(n):
-            pa = order[a]
-            nd += loc[pa] < k
-            s_idx[itop + a] = idx[loc[pa]]
-            for b in range(n):
-                s_hi[vtop + a * n + b] = H[pa, order[b]]
-                if track:
-                    s_bd[vtop + a * n + b] = B[pa, order[b]]
-                if ext:
-                    s_lo[vtop + a * n + b] = L[pa, order[b]]
-        b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
+            return stack, True
+        stack, nd = push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, track)
         if front_stats.shape[0] == T:
             front_stats[t, 0], front_stats[t, 1], front_stats[t, 2] = f, k, nd
-        nb += 1
-        for a in range(f):
-            pos[idx[a]] = -1
-    return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb), False
+    return stack, False
 
 
 @njit(cache=True)
@@ -274,21 +296,54 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
     front_logs = np.zeros(T)
     front_errs = np.zeros(T)
 
-    def run(t_lo: int, t_hi: int, child_blocks: list):
+    def run(t_lo: int, t_hi: int, child_blocks: list, alone=None):
         """The block the range's last front hands up; None when that front is the root and
-        found A singular."""
-        stack, singular = eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi,
-                                           _stack_of(child_blocks, ext, track), u, ext, track, half, front_logs,
-                                           front_errs, front_stats)
+        found A singular. A single front shares its large dense updates with the helpers while
+        alone() (no other task running)."""
+        stack = _stack_of(child_blocks, ext, track)
+        if helpers is not None and t_hi == t_lo + 1 and half and not track:
+            stack, singular = _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, stack, u,
+                                            ext, front_logs, front_stats, helpers, alone)
+        else:
+            stack, singular = eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi,
+                                               stack, u, ext, track, half, front_logs, front_errs, front_stats)
         return None if singular else _top_block(stack)
 
-    if threads > 1:
-        root_block = run_tree_in_threads(split_tree(n_child, own_lo, own_hi, split_depth_for(threads)), run, threads)
-    else:
-        root_block = run(0, T, [])
+    helpers = FrontHelpers(threads - 1) if threads > 1 else None
+    try:
+        if threads > 1:
+            tasks = split_tree(n_child, own_lo, own_hi, split_depth_for(threads))
+            root_block = run_tree_in_threads(tasks, run, threads)
+        else:
+            root_block = run(0, T, [])
+    finally:
+        if helpers is not None:
+            helpers.close()
     if root_block is None:
         return -np.inf, np.inf
     return sum_front_logs(front_logs, front_errs)
+
+
+def _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, u, ext, front_logs, front_stats,
+                  helpers: FrontHelpers, alone):
+    """:func:`eliminate_fronts` for the single front t (one-triangle kernel, no bound), its dense
+    updates shared with the helpers while alone() (:mod:`evaluators.oracles.skew_front_split`);
+    the same front, bit for bit. Returns (stack, singular)."""
+    N = perm.shape[0]
+    T = own_lo.shape[0]
+    stack = grown_stack(stack, 1)
+    pos = np.full(N, -1, np.int64)
+    idx = np.empty(N, np.int64)
+    eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
+    H, L, B, f, k, stack = assemble_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, ext,
+                                          False, eps, pos, idx)
+    front_logs[t], n, loc = eliminate_front_half_split(H, L, ext, k, u if f > k else 0.0, helpers, alone)
+    if n > 0 and t == T - 1:
+        return stack, True
+    stack, nd = push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, False)
+    if front_stats.shape[0] == T:
+        front_stats[t] = (f, k, nd)
+    return stack, False
 
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,

@@ -79,19 +79,24 @@ def split_tree(n_child: np.ndarray, own_lo: np.ndarray, own_hi: np.ndarray, spli
 
 
 def run_tree_in_threads(tasks: list[RangeTask], run: Callable, threads: int):
-    """run(t_lo, t_hi, child_results) for every task, a task once its children's have returned,
-    on a pool of `threads` threads; returns the root task's result."""
+    """run(t_lo, t_hi, child_results, alone) for every task, a task once its children's have
+    returned, on a pool of `threads` threads; returns the root task's result. alone() tells a
+    running task whether it is the only one submitted (the other threads idle until it ends)."""
     results: list = [None] * len(tasks)
     waiting = [len(task.children) for task in tasks]
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="subtree")
+    running: dict = {}
+
+    def alone() -> bool:
+        return len(running) <= 1
 
     def submit(i):
         task = tasks[i]
-        return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children])
+        return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children], alone)
 
     try:
         ready = sorted((i for i, task in enumerate(tasks) if not task.children), key=lambda i: -tasks[i].weight)
-        running = {submit(i): i for i in ready}
+        running.update({submit(i): i for i in ready})
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
