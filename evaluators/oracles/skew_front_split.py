@@ -26,8 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-from evaluators.oracles.skew_front_half import (dense_rows, finish_pivot, front_end, front_start, half_steps,
-                                                merge_column_maxima, next_pivot, pivot_update)
+from evaluators.oracles.skew_front_half import (dense_enough, dense_rows, finish_pivot, front_end, front_start,
+                                                half_steps, merge_column_maxima, next_pivot, pivot_update)
 
 #: a dense update of fewer active rows runs in one thread (the hand-over costs tens of microseconds)
 SPLIT_MIN_ROWS = 256
@@ -65,7 +65,7 @@ def eliminate_front_half_split(H, L, ext: bool, k: int, u: float, helpers: Front
         found, na, s, c, ph, pl, nz = next_pivot(H, L, ext, u, st, na, s, c)
         if not found:
             break
-        if nz < na or (alone is not None and not alone()):
+        if not dense_enough(nz, na) or (alone is not None and not alone()):
             pivot_update(H, L, ext, st, na, ph, pl, nz)
             continue
         b = row_bounds(na, parts)
