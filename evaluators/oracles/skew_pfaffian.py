@@ -41,17 +41,16 @@ the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees three l
 root in threads and the seven fronts above them as their children finish (from 50k nodes, on
 the cores the process may use; the dissection's lower levels are cut in threads too). Each
 front gets the same blocks in the same order as in the serial run and the fronts' logs are
-summed in postorder afterwards: the value is the serial one, bit for bit. What the threads
-cannot share: the fronts on the path to the root run one after another, and cold they are the
-largest (P04 L = 256, beta = 8 in double-double: the root front 1030 nodes, 651 of them delayed
-from below, 0.42 s; its larger child 1004 nodes, 0.6 s; the top seven fronts a third of the
-elimination's 7 s of thread time, the eight subtrees two thirds).
+summed in postorder afterwards: the value is the serial one, bit for bit. The fronts on the path
+to the root run one after another, and cold they are the largest (P04 L = 256, beta = 8 in
+double-double: the root front 1030 nodes, 651 of them delayed from below; the nine fronts of
+700 nodes and more about a third of the elimination's CPU time), so a front that runs while no
+other task does shares its large dense updates with helper threads
+(:mod:`evaluators.oracles.skew_front_split`, the same front bit for bit).
 
-Measured (P04, ``evolve perf planar``; README for the table): L = 64 0.03-0.05 s CPU in float64,
-0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder, and 5.4-6 s CPU
-in double-double at beta = 5 .. 8; at beta = 8 5.4-5.9 s wall in one thread, 3.7-3.8 s in two
-(load average 1.3-1.8 on the 2 cores; the work grows about 10% when both threads run, and with
-another process on a core the threads gain little or nothing).
+Measured (P04, ``evolve perf planar``; README for the table and the load): L = 64 0.03-0.05 s
+CPU in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder,
+and about 5-6 s CPU in double-double at beta = 5 .. 8.
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_add
+from evaluators.oracles.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
 from evaluators.oracles.nested_dissection import grouped_dissection
 from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
 from evaluators.oracles.skew_front_half import eliminate_front_half
@@ -70,133 +69,14 @@ PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
 
 
-@njit(cache=True)
-def _grow(a, need):
-    if need <= a.shape[0]:
-        return a
-    b = np.empty(2 * need, a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-def empty_stack(ext: bool, track: bool):
-    """A contribution stack with no block: (hi, lo, bound, node ids, and per block: offset of its
-    values, offset of its ids, size n, delayed count nd; number of blocks). Block c holds an
-    n x n dense Schur complement (row-major at hi[b_v[c]:], lo / bound alike when ext / track)
-    over the nodes s_idx[b_i[c]:b_i[c] + n], the nd delayed (fully summed) ones first."""
-    return (np.empty(1 << 16), np.empty(1 << 16 if ext else 0), np.empty(1 << 16 if track else 0),
-            np.empty(1 << 12, np.int64), np.empty(8, np.int64), np.empty(8, np.int64), np.empty(8, np.int64),
-            np.empty(8, np.int64), 0)
-
-
-@njit(cache=True, nogil=True)
-def assemble_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, ext, track, eps, pos, idx):
-    """Front t's dense matrix from its own rows of A and its children's blocks on top of the
-    stack (popped). Returns (H, L, B, f, k, stack without the children's blocks): f positions,
-    idx[:f] their matrix nodes (pos[idx[a]] = a), the first k fully summed (own, then delayed)."""
-    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
-    first = nb - n_child[t]
-    f = 0
-    for i in range(own_lo[t], own_hi[t]):
-        pos[perm[i]] = f
-        idx[f] = perm[i]
-        f += 1
-    for c in range(first, nb):
-        for a in range(b_nd[c]):
-            v = s_idx[b_i[c] + a]
-            pos[v] = f
-            idx[f] = v
-            f += 1
-    k = f
-    for c in range(first, nb):
-        for a in range(b_nd[c], b_n[c]):
-            v = s_idx[b_i[c] + a]
-            if pos[v] < 0:
-                pos[v] = f
-                idx[f] = v
-                f += 1
-    for i in range(own_lo[t], own_hi[t]):
-        for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
-            w = nbr[q]
-            if owner[w] > t and pos[w] < 0:
-                pos[w] = f
-                idx[f] = w
-                f += 1
-    H = np.zeros((f, f))
-    L = np.zeros((f, f) if ext else (1, 1))
-    B = np.zeros((f, f) if track else (1, 1))
-    for i in range(own_lo[t], own_hi[t]):
-        pv = pos[perm[i]]
-        for q in range(indptr[perm[i]], indptr[perm[i] + 1]):
-            w = nbr[q]
-            if owner[w] == t:  # the entries of A are exact (its bound starts at 0)
-                H[pv, pos[w]] += val[q]
-            elif owner[w] > t:  # w's own row is never assembled here: mirror the entry
-                H[pv, pos[w]] += val[q]
-                H[pos[w], pv] -= val[q]
-    for c in range(first, nb):
-        n = b_n[c]
-        for a in range(n):
-            pa = pos[s_idx[b_i[c] + a]]
-            for b in range(n):
-                pb = pos[s_idx[b_i[c] + b]]
-                o = b_v[c] + a * n + b
-                if ext:
-                    H[pa, pb], L[pa, pb] = dd_add(H[pa, pb], L[pa, pb], s_hi[o], s_lo[o])
-                else:
-                    H[pa, pb] += s_hi[o]
-                if track:
-                    B[pa, pb] += s_bd[o] + eps * abs(H[pa, pb])
-    return H, L, B, f, k, (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, first)  # children popped; storage reused
-
-
-@njit(cache=True, nogil=True)
-def push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, track):
-    """Push the n x n block H[:n, :n] (+ L, B) left of a front (loc[:n] its positions in the
-    front; the delayed ones, loc < k, first) onto the stack, and clear pos of the front's nodes."""
-    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
-    vtop = b_v[nb - 1] + b_n[nb - 1] ** 2 if nb > 0 else 0
-    itop = b_i[nb - 1] + b_n[nb - 1] if nb > 0 else 0
-    s_hi = _grow(s_hi, vtop + n * n)
-    if ext:
-        s_lo = _grow(s_lo, vtop + n * n)
-    if track:
-        s_bd = _grow(s_bd, vtop + n * n)
-    s_idx = _grow(s_idx, itop + n)
-    order = np.argsort(loc[:n] >= k, kind="mergesort")  # delayed (fully summed) first
-    nd = 0
-    for a in range(n):
-        pa = order[a]
-        nd += loc[pa] < k
-        s_idx[itop + a] = idx[loc[pa]]
-        for b in range(n):
-            s_hi[vtop + a * n + b] = H[pa, order[b]]
-            if track:
-                s_bd[vtop + a * n + b] = B[pa, order[b]]
-            if ext:
-                s_lo[vtop + a * n + b] = L[pa, order[b]]
-    b_v[nb], b_i[nb], b_n[nb], b_nd[nb] = vtop, itop, n, nd
-    for a in range(f):
-        pos[idx[a]] = -1
-    return (s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb + 1), nd
-
-
-@njit(cache=True)
-def grown_stack(stack, fronts):
-    """The stack with room for the blocks of `fronts` more fronts."""
-    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
-    need = nb + fronts + 1
-    return (s_hi, s_lo, s_bd, s_idx, _grow(b_v, need), _grow(b_i, need), _grow(b_n, need), _grow(b_nd, need), nb)
-
-
 @njit(cache=True, nogil=True)
 def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi, stack, u, ext, track,
                      half, front_logs, front_errs, front_stats):
     """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
     (perm, own_lo, own_hi, n_child; owner[v] = tree node owning matrix node v) of the skew
-    matrix A in CSR rows (nbr, val). stack (see :func:`empty_stack`) holds, on top, the
-    contribution blocks of the children of the range's first fronts that lie outside it; each
-    front pops its children's blocks and pushes its own. Returns (the stack after the range,
+    matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.front_stack.empty_stack`)
+    holds, on top, the contribution blocks of the children of the range's first fronts that lie
+    outside it; each front pops its children's blocks and pushes its own. Returns (the stack after the range,
     singular). Writes front_logs[t] = sum of ln |pivot| of front t and front_errs[t] its error
     bound (track: a running error analysis, else 0; the entries of A are taken as exact);
     front_stats[t] = (front size, fully summed, left over) when it has a row per tree node.
@@ -255,34 +135,6 @@ def sum_front_logs(front_logs, front_errs):
     return total, err
 
 
-def _stack_of(blocks: list, ext: bool, track: bool):
-    """A contribution stack holding the given blocks (bottom first), as :func:`empty_stack` lays it out."""
-    if not blocks:
-        return empty_stack(ext, track)
-    n = np.array([len(ids) for ids, _, _, _, _ in blocks], np.int64)
-    b_i = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
-    b_v = np.concatenate(([0], np.cumsum(n * n)[:-1])).astype(np.int64)
-    nd = np.array([d for _, d, _, _, _ in blocks], np.int64)
-
-    def flat(part, used):
-        return np.concatenate([blk[part] for blk in blocks]) if used else np.empty(0)
-
-    return (flat(2, True), flat(3, ext), flat(4, track), np.concatenate([blk[0] for blk in blocks]),
-            b_v, b_i, n, nd, len(blocks))
-
-
-def _top_block(stack):
-    """The top block of a stack: (node ids, delayed count, hi, lo, bound) with flat values."""
-    s_hi, s_lo, s_bd, s_idx, b_v, b_i, b_n, b_nd, nb = stack
-    c = nb - 1
-    n, v = int(b_n[c]), int(b_v[c])
-
-    def part(a):
-        return a[v:v + n * n].copy() if a.shape[0] else a
-
-    return s_idx[b_i[c]:b_i[c] + n].copy(), int(b_nd[c]), part(s_hi), part(s_lo), part(s_bd)
-
-
 def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: float, ext: bool, track: bool,
                         front_stats: np.ndarray, half: bool, threads: int = 1) -> tuple[float, float]:
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
@@ -300,14 +152,14 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
         """The block the range's last front hands up; None when that front is the root and
         found A singular. A single front shares its large dense updates with the helpers while
         alone() (no other task running)."""
-        stack = _stack_of(child_blocks, ext, track)
+        stack = stack_of(child_blocks, ext, track)
         if helpers is not None and t_hi == t_lo + 1 and half and not track:
             stack, singular = _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, stack, u,
                                             ext, front_logs, front_stats, helpers, alone)
         else:
             stack, singular = eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi,
                                                stack, u, ext, track, half, front_logs, front_errs, front_stats)
-        return None if singular else _top_block(stack)
+        return None if singular else top_block(stack)
 
     helpers = FrontHelpers(threads - 1) if threads > 1 else None
     try:

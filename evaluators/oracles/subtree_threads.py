@@ -7,7 +7,9 @@ there is one task (a contiguous range of the postorder), every front above it is
 own that waits for its children's tasks. A task's result (the contribution block its root hands
 up) is passed to its parent's task, in the order of the postorder, so each front sees the same
 inputs in the same order as in the serial run. The kernel must release the GIL (numba
-``nogil=True``) for the threads to run on several cores.
+``nogil=True``) for the threads to run on several cores. A running task can ask whether it is
+alone (no other task submitted): the other threads then idle until it ends, so it may hand parts
+of its work to helpers (the fronts near the root: :mod:`evaluators.oracles.skew_front_split`).
 """
 
 from __future__ import annotations
