@@ -96,16 +96,19 @@ def bisect_segment(coords, ranks, group, indptr, nbr, leaf_size, even_remainder,
     disjoint segments can be bisected in threads."""
     N = coords.shape[0]
     side = np.full(N, -1, np.int64)
-    cap = 2 * (hi - lo) + 2
+    cap = 2 * (hi - lo) + 2  # a safe bound, far above the usual count: uninitialised (untouched pages)
     sub_lo = np.empty(cap, np.int64)
     sub_hi = np.empty(cap, np.int64)
-    depth = np.zeros(cap, np.int64)
+    depth = np.empty(cap, np.int64)
     o_lo = np.empty(cap, np.int64)
     o_hi = np.empty(cap, np.int64)
-    ch = np.full((cap, 2), -1, np.int64)
-    whole = np.zeros(cap, np.bool_)
+    ch = np.empty((cap, 2), np.int64)
+    whole = np.empty(cap, np.bool_)
     n_nodes = 1
     sub_lo[0], sub_hi[0] = lo, hi
+    depth[0] = 0
+    ch[0, 0] = ch[0, 1] = -1
+    whole[0] = False
     todo = np.empty(cap, np.int64)
     ntodo = 1
     todo[0] = 0
@@ -179,6 +182,8 @@ def bisect_segment(coords, ranks, group, indptr, nbr, leaf_size, even_remainder,
             if chi > clo:
                 sub_lo[n_nodes], sub_hi[n_nodes] = clo, chi
                 depth[n_nodes] = depth[t] + 1
+                ch[n_nodes, 0] = ch[n_nodes, 1] = -1
+                whole[n_nodes] = False
                 ch[t, c] = n_nodes
                 todo[ntodo] = n_nodes
                 ntodo += 1
