@@ -4,6 +4,7 @@ the threaded elimination of P04 grids, where only a front running alone shares i
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
 import numpy as np
@@ -94,3 +95,17 @@ def test_threaded_elimination_shares_the_lone_fronts_and_keeps_the_value(small_s
     assert np.isfinite(values[1]) and values[2] == values[1]
     assert np.array_equal(stats[2][0], stats[1][0])
     assert any(name.startswith("front-helper") for name in ran_in)
+
+
+def _shared_fronts_log_pf(L: int) -> float:
+    """Threaded, with every dense update of 8 rows and more shared (for a forked process)."""
+    skew_front_split.SPLIT_MIN_ROWS = 8
+    A, _, group_ptr, coords = p04_matrix(L, 8.0)
+    return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2)
+
+
+def test_shared_fronts_in_a_forked_process():
+    A, _, group_ptr, coords = p04_matrix(40, 8.0)
+    serial = log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=1)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_shared_fronts_log_pf, (40,)) == serial
