@@ -136,11 +136,13 @@ def sum_front_logs(front_logs, front_errs):
 
 
 def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: float, ext: bool, track: bool,
-                        front_stats: np.ndarray, half: bool, threads: int = 1) -> tuple[float, float]:
+                        front_stats: np.ndarray, half: bool, threads: int = 1,
+                        share_fronts: bool = True) -> tuple[float, float]:
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child) by :func:`eliminate_fronts`
     (arguments as there); with threads > 1 the subtrees below the top levels of the tree run
-    concurrently (:mod:`evaluators.oracles.subtree_threads`). Every front gets the same inputs in
+    concurrently (:mod:`evaluators.oracles.subtree_threads`), and with share_fronts a front
+    running alone shares its dense updates with helper threads. Every front gets the same inputs in
     the same order either way, and the fronts' logs are summed in postorder afterwards, so the
     result does not depend on threads. (-inf, inf) when A is (numerically) singular."""
     T = own_lo.shape[0]
@@ -161,7 +163,7 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
                                                stack, u, ext, track, half, front_logs, front_errs, front_stats)
         return None if singular else top_block(stack)
 
-    helpers = FrontHelpers(threads - 1) if threads > 1 else None
+    helpers = FrontHelpers(threads - 1) if threads > 1 and share_fronts else None
     try:
         if threads > 1:
             tasks = split_tree(n_child, own_lo, own_hi, split_depth_for(threads))
@@ -202,7 +204,7 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
                      leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
                      even_separators: bool = False, half_kernel: bool | None = None,
-                     threads: int | None = None) -> float:
+                     threads: int | None = None, share_fronts: bool = True) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
@@ -215,11 +217,13 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
     bounded run. threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e.
     one thread below 50k nodes, else the usable cores up to 4); the value does not depend on it.
+    share_fronts (with threads): a front running alone shares its dense updates with the idle
+    threads (:mod:`evaluators.oracles.skew_front_split`; False: the baseline of the benchmark).
     Returns -inf when A is singular.
     """
     half = extended if half_kernel is None else half_kernel
     return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats,
-                             even_separators, half, threads)[0]
+                             even_separators, half, threads, share_fronts)[0]
 
 
 def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
@@ -231,11 +235,13 @@ def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.
     and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
     sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
     threads as in :func:`log_abs_pfaffian`. (-inf, inf) when A is (numerically) singular."""
-    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False, threads)
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False, threads,
+                                     False)
     return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
 
 
-def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half, threads):
+def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half, threads,
+                      share_fronts):
     N = A.shape[0]
     if N == 0:
         return 0.0, 0.0
@@ -249,7 +255,8 @@ def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, fron
     stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
     value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                                        csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats, half and not track, threads)
+                                       float(u), bool(extended), bool(track), stats, half and not track, threads,
+                                       share_fronts)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)
