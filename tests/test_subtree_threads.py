@@ -27,7 +27,14 @@ from evaluators.oracles.skew_pfaffian import (
     log_abs_pfaffian,
     log_abs_pfaffian_bounded,
 )
-from evaluators.oracles.subtree_threads import THREADS_MIN_NODES, default_threads, run_tree_in_threads, split_tree
+from evaluators.oracles.subtree_threads import (
+    MAX_THREADS,
+    THREADS_MIN_NODES,
+    default_threads,
+    run_tree_in_threads,
+    runnable_elsewhere,
+    split_tree,
+)
 from tasks.registry import get_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +125,20 @@ def test_kernel_releases_the_gil_and_default_threads():
     assert eliminate_fronts.targetoptions.get("nogil") is True
     assert default_threads(THREADS_MIN_NODES - 1) == 1
     assert 1 <= default_threads(THREADS_MIN_NODES) <= max(1, len(os.sched_getaffinity(0)))
+
+
+def test_default_threads_take_one_while_other_work_leaves_no_core_free(tmp_path):
+    cores = min(len(os.sched_getaffinity(0)), MAX_THREADS)
+    assert default_threads(THREADS_MIN_NODES, others=None) == cores  # load unknown: every usable core
+    assert default_threads(THREADS_MIN_NODES, others=0.0) == cores
+    assert default_threads(THREADS_MIN_NODES, others=cores - 0.5) == 1
+    assert default_threads(THREADS_MIN_NODES - 1, others=0.0) == 1
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("3.52 3.34 4.32 4/250 12345\n")  # 4 runnable, the reader one of them
+    assert runnable_elsewhere(samples=3, interval=0.0, path=str(loadavg)) == 3.0
+    assert runnable_elsewhere(path=str(tmp_path / "missing")) is None
+    loadavg.write_text("garbled\n")
+    assert runnable_elsewhere(samples=1, path=str(loadavg)) is None
 
 
 def _threaded_log_pf(L: int) -> float:

@@ -216,7 +216,8 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     triangle (:mod:`evaluators.oracles.skew_front_half`; default: in double-double, where it
     halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
     bounded run. threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e.
-    one thread below 50k nodes, else the usable cores up to 4); the value does not depend on it.
+    one thread below 50k nodes or while other work leaves no core free, else the usable cores up
+    to 4); the value does not depend on it.
     share_fronts (with threads): a front running alone shares its dense updates with the idle
     threads (:mod:`evaluators.oracles.skew_front_split`; False: the baseline of the benchmark).
     Returns -inf when A is singular.
