@@ -27,7 +27,14 @@ from evaluators.oracles.skew_pfaffian import (
     log_abs_pfaffian,
     log_abs_pfaffian_bounded,
 )
-from evaluators.oracles.subtree_threads import THREADS_MIN_NODES, default_threads, run_tree_in_threads, split_tree
+from evaluators.oracles.subtree_threads import (
+    MAX_THREADS,
+    THREADS_MIN_NODES,
+    default_threads,
+    run_tree_in_threads,
+    runnable_elsewhere,
+    split_tree,
+)
 from tasks.registry import get_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,6 +127,20 @@ def test_kernel_releases_the_gil_and_default_threads():
     assert 1 <= default_threads(THREADS_MIN_NODES) <= max(1, len(os.sched_getaffinity(0)))
 
 
+def test_default_threads_take_one_while_other_work_leaves_no_core_free(tmp_path):
+    cores = min(len(os.sched_getaffinity(0)), MAX_THREADS)
+    assert default_threads(THREADS_MIN_NODES, others=None) == cores  # load unknown: every usable core
+    assert default_threads(THREADS_MIN_NODES, others=0.0) == cores
+    assert default_threads(THREADS_MIN_NODES, others=cores - 0.5) == 1
+    assert default_threads(THREADS_MIN_NODES - 1, others=0.0) == 1
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("3.52 3.34 4.32 4/250 12345\n")  # 4 runnable, the reader one of them
+    assert runnable_elsewhere(samples=3, interval=0.0, path=str(loadavg)) == 3.0
+    assert runnable_elsewhere(path=str(tmp_path / "missing")) is None
+    loadavg.write_text("garbled\n")
+    assert runnable_elsewhere(samples=1, path=str(loadavg)) is None
+
+
 def _threaded_log_pf(L: int) -> float:
     A, _, group_ptr, coords = p04_matrix(L, 8.0)
     return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2)
@@ -161,17 +182,22 @@ def test_tasks_run_after_their_children_and_get_their_results_in_postorder():
     finished = set()
     lock = threading.Lock()
 
-    def run(t_lo, t_hi, child_results):
+    alone_at = {}
+
+    def run(t_lo, t_hi, child_results, alone):
         root = t_hi - 1
         children = [tasks[c].t_hi - 1 for c in next(t for t in tasks if t.t_hi == t_hi).children]
         assert child_results == children  # the children's own results, in postorder
         with lock:
             assert all(c in finished for c in children)
             finished.add(root)
+        alone_at[root] = alone()
         return root
 
     assert run_tree_in_threads(tasks, run, 2) == len(n_child) - 1
     assert len(finished) == len(tasks)
+    assert alone_at[len(n_child) - 1]  # the root task runs alone: nothing else is left
+    assert not all(alone_at.values())  # the first leaves are submitted together
 
 
 def test_an_error_in_a_task_is_raised_and_the_queued_tasks_are_dropped():
@@ -181,7 +207,7 @@ def test_an_error_in_a_task_is_raised_and_the_queued_tasks_are_dropped():
     leaves = [i for i, task in enumerate(tasks) if not task.children]
     started = []
 
-    def run(t_lo, t_hi, child_results):
+    def run(t_lo, t_hi, child_results, alone):
         started.append(t_hi)
         if len(started) == 1:
             raise ValueError("the first task fails")

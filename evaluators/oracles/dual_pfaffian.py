@@ -139,9 +139,9 @@ def kasteleyn_signs(n_nodes: int, a: np.ndarray, b: np.ndarray, key_a, key_b) ->
     E = len(a)
     sigma = rotation_from_keys(np.concatenate([a, b]), np.concatenate([key_a, key_b]))
     face, _, n_faces = faces_of(sigma)
-    if not euler_holds(n_nodes, a, b, n_faces):
+    _, _, tree_edge, component = bfs_forest(n_nodes, *graph_csr(n_nodes, a, b))
+    if not euler_holds(n_nodes, a, b, n_faces, component):
         raise RuntimeError("the expanded dual is not drawn planar: gadget rotation bug")
-    _, _, tree_edge, _ = bfs_forest(n_nodes, *graph_csr(n_nodes, a, b))
     in_tree = np.zeros(E, bool)
     in_tree[tree_edge[tree_edge >= 0]] = True
     # darts a -> b lie in face[:E]; a face needs an odd number of them ("clockwise" edges)

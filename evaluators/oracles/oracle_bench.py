@@ -5,7 +5,7 @@ measured in the same process (seconds, ratios, and the difference in log Z betwe
   budget against now (:mod:`evaluators.oracles.tn_bench`).
 - planar: P04 (+-J grid): the oracle end to end in one thread against the elimination's subtrees
   in threads (wall and CPU seconds); the elimination in float64 and in double-double; the cost
-  and size of the running bound.
+  and size of the running bound; with threads, the lone fronts' dense updates shared or not.
 - treewidth: complete binary tree with fields (heap-indexed): variable elimination against the
   tensor network and the transfer matrix.
 """
@@ -60,11 +60,14 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
             model = base.with_beta(beta)
             emb, K, _, _ = _setup(model, "low_t")
             A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K)
-            row = {"L": L, "beta": beta, "threads": default_threads(A.shape[0])}
+            # the threaded runs use every usable core whatever the load; "now" is what the oracle's
+            # default would take at this moment (one thread while other work leaves no core free)
+            row = {"L": L, "beta": beta, "threads": default_threads(A.shape[0], others=None),
+                   "default_now": default_threads(A.shape[0])}
             for name in ("serial", "threaded"):
                 row[name] = row[f"{name}_s"] = row[f"{name}_cpu"] = None
             for _ in range(repeats):
-                for name, threads in (("serial", 1), ("threaded", None)):
+                for name, threads in (("serial", 1), ("threaded", row["threads"])):
                     try:
                         value, wall, cpu = _wall_cpu_timed(planar_log_z, model, threads=threads)
                     except TooLarge:
@@ -76,9 +79,20 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
             for name, ext in (("f64", False), ("dd", True)):
                 stats: list = []
                 row[name], row[f"{name}_s"], _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=ext,
-                                                                 even_separators=cold, front_stats=stats)
+                                                                 even_separators=cold, front_stats=stats,
+                                                                 threads=row["threads"])
                 row[f"{name}_delayed"] = int(stats[0][:, 2].sum())
             row["abs_diff"] = abs(row["f64"] - row["dd"])
+            # the fronts near the root with their dense updates shared (the default) or not, in turns
+            row["dd_shared_s"] = row["dd_unshared_s"] = row["shared_diff"] = None
+            if row["threads"] > 1:
+                for _ in range(repeats):
+                    for key, share in (("dd_unshared_s", False), ("dd_shared_s", True)):
+                        value, wall, _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=True,
+                                                         even_separators=cold, share_fronts=share,
+                                                         threads=row["threads"])
+                        row["shared_diff"] = max(row["shared_diff"] or 0.0, abs(value - row["dd"]))
+                        row[key] = wall if row[key] is None else min(row[key], wall)
             row["float64_bound"] = row["float64_bound_s"] = None
             if L <= bounded_max_L:
                 (_, row["float64_bound"]), row["float64_bound_s"], _ = _wall_cpu_timed(log_abs_pfaffian_bounded, A,
@@ -91,22 +105,26 @@ def format_planar(rows: list[dict]) -> str:
     def cell(r, key):
         return f"{r[key]:.2f} s" if r.get(key) is not None else "-"
 
-    head = (f"{'L':>4}  {'beta':>5}  {'threads':>7}  {'serial wall':>11}  {'cpu':>7}  {'threaded wall':>13}  "
-            f"{'cpu':>7}  {'ratio':>6}  {'|diff|':>7}  {'f64':>7}  {'dd':>7}  {'delayed':>7}  {'|f64 - dd|':>10}  "
-            f"{'f64+bound':>9}  {'bound':>8}")
+    head = (f"{'L':>4}  {'beta':>5}  {'threads':>7}  {'now':>3}  {'serial wall':>11}  {'cpu':>7}  "
+            f"{'threaded wall':>13}  {'cpu':>7}  {'ratio':>6}  {'|diff|':>7}  {'f64':>7}  {'dd':>7}  {'delayed':>7}  {'|f64 - dd|':>10}  "
+            f"{'f64+bound':>9}  {'bound':>8}  {'dd unshared':>11}  {'dd shared':>9}  {'|diff|':>7}")
     lines = ["P04, +-J grid: the oracle end to end ('-': refused) in one thread and with the elimination's subtrees",
-             "in threads (wall and CPU seconds, the faster of runs taken in turns; ratio of wall times; |difference|",
+             "in threads ('threads': the usable cores; 'now': the default's choice at the load of the moment)",
+             "(wall and CPU seconds, the faster of runs taken in turns; ratio of wall times; |difference|",
              "in log Z), and the Pfaffian elimination alone (matrix build excluded, threaded, wall) in float64 and",
-             "double-double",
+             "double-double; then double-double with the lone fronts' dense updates not shared and shared (the",
+             "default; faster of runs in turns, wall; |difference| of the values)",
              head, "-" * len(head)]
     for r in rows:
         b = f"{r['float64_bound']:.1e}" if r["float64_bound"] is not None else "-"
         ratio = f"{r['serial_s'] / max(r['threaded_s'], 1e-9):.2f}x" if r["serial_s"] is not None else "-"
         diff = f"{r['thread_diff']:.0e}" if r["thread_diff"] is not None else "-"
-        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {r['threads']:>7}  {cell(r, 'serial_s'):>11}  "
-                     f"{cell(r, 'serial_cpu'):>7}  {cell(r, 'threaded_s'):>13}  {cell(r, 'threaded_cpu'):>7}  "
+        shared = f"{r['shared_diff']:.0e}" if r.get("shared_diff") is not None else "-"
+        lines.append(f"{r['L']:>4}  {r['beta']:>5g}  {r['threads']:>7}  {r['default_now']:>3}  "
+                     f"{cell(r, 'serial_s'):>11}  {cell(r, 'serial_cpu'):>7}  {cell(r, 'threaded_s'):>13}  {cell(r, 'threaded_cpu'):>7}  "
                      f"{ratio:>6}  {diff:>7}  {cell(r, 'f64_s'):>7}  {cell(r, 'dd_s'):>7}  {r['dd_delayed']:>7}  "
-                     f"{r['abs_diff']:>10.1e}  {cell(r, 'float64_bound_s'):>9}  {b:>8}")
+                     f"{r['abs_diff']:>10.1e}  {cell(r, 'float64_bound_s'):>9}  {b:>8}  "
+                     f"{cell(r, 'dd_unshared_s'):>11}  {cell(r, 'dd_shared_s'):>9}  {shared:>7}")
     return "\n".join(lines)
 
 

@@ -101,29 +101,73 @@ def tree_parity_edges(order, parent, parent_edge, demand, n_edges):
 
 # -- rotation systems ---------------------------------------------------------------------------
 
-def rotation_from_keys(tail: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """sigma: next dart counter-clockwise around the tail, darts ordered around each tail by key."""
-    order = np.lexsort((key, tail))
-    counts = np.bincount(tail)
-    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    t_sorted = tail[order]
-    i = np.arange(len(order))
-    nxt = i + 1
-    wrap = nxt == (start[t_sorted] + counts[t_sorted])
-    nxt[wrap] = start[t_sorted[wrap]]
+@njit(cache=True)
+def _bucket_order(tail, n):
+    """Positions 0 .. len(tail) - 1 sorted by tail (stable: a counting sort), and where each
+    tail's run starts (n + 1 entries)."""
+    start = np.zeros(n + 1, np.int64)
+    for i in range(tail.shape[0]):
+        start[tail[i] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    fill = start[:n].copy()
+    order = np.empty(tail.shape[0], np.int64)
+    for i in range(tail.shape[0]):
+        order[fill[tail[i]]] = i
+        fill[tail[i]] += 1
+    return order, start
+
+
+@njit(cache=True)
+def _rotation(tail, key, n):
+    order, start = _bucket_order(tail, n)
+    for v in range(n):  # each tail's darts by key, stable (a degree is small: insertion sort)
+        lo, hi = start[v], start[v + 1]
+        if hi - lo > 32:
+            order[lo:hi] = order[lo:hi][np.argsort(key[order[lo:hi]], kind="mergesort")]
+            continue
+        for i in range(lo + 1, hi):
+            x = order[i]
+            j = i - 1
+            while j >= lo and key[order[j]] > key[x]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
     sigma = np.empty_like(order)
-    sigma[order] = order[nxt]
+    for v in range(n):
+        lo, hi = start[v], start[v + 1]
+        for i in range(lo, hi):
+            sigma[order[i]] = order[i + 1] if i + 1 < hi else order[lo]
     return sigma
 
 
+def rotation_from_keys(tail: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """sigma: next dart counter-clockwise around the tail, darts ordered around each tail by key
+    (ties in dart order)."""
+    tail = np.ascontiguousarray(tail, dtype=np.int64)
+    if len(tail) == 0:
+        return np.zeros(0, np.int64)
+    return _rotation(tail, np.ascontiguousarray(key), int(tail.max()) + 1)
+
+
+@njit(cache=True)
+def _csr(n, a, b):
+    src = np.concatenate((a, b))
+    order, indptr = _bucket_order(src, n)
+    m = a.shape[0]
+    nbr = np.empty(2 * m, np.int64)
+    eid = np.empty(2 * m, np.int64)
+    for i in range(2 * m):
+        d = order[i]
+        nbr[i] = b[d] if d < m else a[d - m]
+        eid[i] = d if d < m else d - m
+    return indptr, nbr, eid
+
+
 def graph_csr(n: int, a: np.ndarray, b: np.ndarray):
-    """Undirected adjacency (indptr, neighbour, edge id) of edges a[j] - b[j]."""
-    src = np.concatenate([a, b])
-    dst = np.concatenate([b, a])
-    eid = np.concatenate([np.arange(len(a)), np.arange(len(a))])
-    order = np.argsort(src, kind="stable")
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
-    return indptr.astype(np.int64), dst[order].astype(np.int64), eid[order].astype(np.int64)
+    """Undirected adjacency (indptr, neighbour, edge id) of edges a[j] - b[j]: each node's
+    entries in the order of the darts a -> b, then b -> a."""
+    return _csr(int(n), np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -167,15 +211,17 @@ def faces_of(sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return trace_cycles(sigma_inv[rev].astype(np.int64))
 
 
-def euler_holds(n: int, a: np.ndarray, b: np.ndarray, n_faces: int) -> bool:
-    """V - E + F == 2 on every component with an edge (summed): the rotation system is planar."""
+def euler_holds(n: int, a: np.ndarray, b: np.ndarray, n_faces: int, component: np.ndarray | None = None) -> bool:
+    """V - E + F == 2 on every component with an edge (summed): the rotation system is planar.
+    component: each node's component label when already known (e.g. from :func:`bfs_forest`)."""
     if len(a) == 0:
         return True
-    g = coo_array((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
-    n_comp, label = connected_components(g, directed=False)
+    if component is None:
+        g = coo_array((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
+        component = connected_components(g, directed=False)[1]
     touched = np.zeros(n, bool)
     touched[a] = touched[b] = True
-    n_nonisolated_comps = len(np.unique(label[touched]))
+    n_nonisolated_comps = len(np.unique(component[touched]))
     return int(touched.sum()) - len(a) + n_faces == 2 * n_nonisolated_comps
 
 

@@ -7,13 +7,16 @@ there is one task (a contiguous range of the postorder), every front above it is
 own that waits for its children's tasks. A task's result (the contribution block its root hands
 up) is passed to its parent's task, in the order of the postorder, so each front sees the same
 inputs in the same order as in the serial run. The kernel must release the GIL (numba
-``nogil=True``) for the threads to run on several cores.
+``nogil=True``) for the threads to run on several cores. A running task can ask whether it is
+alone (no other task submitted): the other threads then idle until it ends, so it may hand parts
+of its work to helpers (the fronts near the root: :mod:`evaluators.oracles.skew_front_split`).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable
@@ -27,13 +30,38 @@ THREADS_MIN_NODES = 50_000
 MAX_THREADS = 4
 
 
-def default_threads(n_nodes: int) -> int:
+def runnable_elsewhere(samples: int = 5, interval: float = 0.002, path: str = "/proc/loadavg") -> float | None:
+    """Tasks runnable on the machine right now besides this thread: the 4th field of
+    /proc/loadavg (running/total; the reader itself counts as one), averaged over a few samples
+    (it is a snapshot). None where it cannot be read."""
+    counts = []
+    try:
+        for i in range(samples):
+            with open(path) as f:
+                counts.append(int(f.read().split()[3].split("/")[0]) - 1)
+            if i + 1 < samples:
+                time.sleep(interval)
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(counts) / len(counts)
+
+
+def default_threads(n_nodes: int, others: float | None = -1.0) -> int:
     """Threads for an elimination of n_nodes matrix nodes: one for small matrices, else the
-    cores this process may run on (its CPU affinity), at most MAX_THREADS."""
+    cores this process may run on (its CPU affinity, at most MAX_THREADS) unless the other
+    runnable tasks (:func:`runnable_elsewhere` when others is -1; None: unknown) leave less
+    than about one core free: then one. Why: threads sharing a core with other work cost CPU
+    and gain nothing (P04 L = 256, beta = 8, load 3.5 on 2 cores: 4.3 s wall in two threads,
+    3.3 s in one); with a core free they gain (1.4-1.6x on the elimination, load 1.3-1.8)."""
     if n_nodes < THREADS_MIN_NODES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_THREADS))
+    cores = max(1, min(cores, MAX_THREADS))
+    if cores > 1 and others == -1.0:
+        others = runnable_elsewhere()
+    if cores > 1 and others is not None and others >= cores - 0.5:
+        return 1
+    return cores
 
 
 @dataclass(frozen=True)
@@ -79,19 +107,24 @@ def split_tree(n_child: np.ndarray, own_lo: np.ndarray, own_hi: np.ndarray, spli
 
 
 def run_tree_in_threads(tasks: list[RangeTask], run: Callable, threads: int):
-    """run(t_lo, t_hi, child_results) for every task, a task once its children's have returned,
-    on a pool of `threads` threads; returns the root task's result."""
+    """run(t_lo, t_hi, child_results, alone) for every task, a task once its children's have
+    returned, on a pool of `threads` threads; returns the root task's result. alone() tells a
+    running task whether it is the only one submitted (the other threads idle until it ends)."""
     results: list = [None] * len(tasks)
     waiting = [len(task.children) for task in tasks]
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="subtree")
+    running: dict = {}
+
+    def alone() -> bool:
+        return len(running) <= 1
 
     def submit(i):
         task = tasks[i]
-        return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children])
+        return pool.submit(run, task.t_lo, task.t_hi, [results[c] for c in task.children], alone)
 
     try:
         ready = sorted((i for i, task in enumerate(tasks) if not task.children), key=lambda i: -tasks[i].weight)
-        running = {submit(i): i for i in ready}
+        running.update({submit(i): i for i in ready})
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
