@@ -178,3 +178,19 @@ def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
     assert tree.contraction_width() <= 8
     ref = transfer_matrix_log_z(model)
     assert abs(net.log_offset + contract_log(tree, net.arrays) - ref) <= 1e-9 * abs(ref)
+
+
+def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
+    """With the contraction predicted to take ages (rate 1 flop/s), only the cap stops the search:
+    at MIN_TRIALS when the cap is 0, at max_trials without it."""
+    monkeypatch.setattr(ps, "CONTRACT_RATE", 1.0)
+    monkeypatch.setattr(ps, "MIN_TRIALS", 3)
+    monkeypatch.setattr(ps, "PROBE_TRIALS", 3)
+    net = tn._build(_glass(30, 8))
+    counted = []
+    make = ps.hyper_optimizer
+    monkeypatch.setattr(ps, "hyper_optimizer", lambda *a, **k: counted.append(make(*a, **k)) or counted[-1])
+    for cap, trials in ((0.0, 3), (1e9, 9)):
+        monkeypatch.setattr(ps, "MAX_SEARCH_S", cap)
+        ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=9, workers=1)
+        assert len(counted[-1].scores) == trials, cap

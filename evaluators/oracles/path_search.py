@@ -3,7 +3,11 @@ and the best few trees it found refined by subtree reconfiguration.
 
 The search stops once it has run ``SEARCH_FRACTION`` of the time its best tree is predicted to take
 to contract (``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at
-``CONTRACT_RATE``), but not before ``MIN_TRIALS`` trials, or after ``max_trials``. It starts in this
+``CONTRACT_RATE``), but not before ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S``
+seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
+the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
+times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
+few dozen (a ~ 0). It starts in this
 process, one trial at a time; when the first ``PROBE_TRIALS`` trials leave more than
 ``POOL_WORTH_S`` of search to go, it goes on in a pool of ``SEARCH_WORKERS`` processes (spawned, so
 nothing of this process - Ray's threads, BLAS's - is forked; shut down when the search ends), the
@@ -38,7 +42,8 @@ PROBE_TRIALS = 8  # trials run here before deciding whether the rest is worth a 
 MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a 2.3e10-flop first find when
 # 2.5e9 was a few trials away (the prediction assumes an idle machine; on a loaded one contraction is slower).
 # 16 cost n = 150 5 s of search at load 8 (0.3 s a trial) for a contraction of 0.05 s
-SEARCH_FRACTION = 0.5  # stop at this fraction of the best tree's predicted contraction time (see the README)
+SEARCH_FRACTION = 0.5  # stop at this fraction of the best tree's predicted contraction time (module docstring)
+MAX_SEARCH_S = 30.0  # a hard cap: what a contraction of 1e12 flops (MAX_FLOPS, ~50-100 s) is worth at that fraction
 REFINE_CANDIDATES = 2  # best distinct trees refined at the end: one per pool worker
 POOL_WORTH_S = 12.0  # a search predicted to last longer goes to the pool (starting it: 0.5 s idle, seconds at load 8)
 _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping rule
@@ -199,8 +204,8 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
 
     def left_s() -> float:  # search time the stopping rule still allows
         tree = opt.tree
-        return SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write())) - (
-            time.perf_counter() - start)
+        allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()))
+        return min(allowed, MAX_SEARCH_S) - (time.perf_counter() - start)
 
     def done() -> bool:
         if not opt.scores:
