@@ -19,10 +19,10 @@ practical for small n.
 Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
 (:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
-installed, on both cores when it is long) runs until it has spent about as long as its best path
-is predicted to take to contract, scoring paths by flops plus ``COMBO_FACTOR`` x memory writes, and
-its best tree is refined by subtree reconfiguration. Slicing keeps the largest intermediate within
-the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by default): the sliced indices are
+installed, on both cores when it is long) runs until it has spent half as long as its best path
+is predicted to take to contract (30 s at most), scoring paths by flops plus ``COMBO_FACTOR`` x
+memory writes, and its best two trees are refined by subtree reconfiguration. Slicing keeps the
+largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by default): the sliced indices are
 summed outside, at the price of some repeated work. The contraction is our own executor
 (:mod:`evaluators.oracles.linear_contraction`: blocked permutes of the 2 x ... x 2 axes, one BLAS
 thread, slices side by side in threads, each thread reusing its buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
