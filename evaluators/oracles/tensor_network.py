@@ -22,10 +22,11 @@ when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-op
 installed, on both cores when it is long) runs until it has spent half as long as its best path
 is predicted to take to contract (30 s at most), scoring paths by flops plus ``COMBO_FACTOR`` x
 memory writes, and its best two trees are refined by subtree reconfiguration. Slicing keeps the
-largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by default): the sliced indices are
-summed outside, at the price of some repeated work. The contraction is our own executor
-(:mod:`evaluators.oracles.linear_contraction`: blocked permutes of the 2 x ... x 2 axes, one BLAS
-thread, slices side by side in threads, each thread reusing its buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
+largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
+default): the sliced indices are summed outside, at the price of some repeated work. The
+contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
+of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each thread reusing its
+buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
