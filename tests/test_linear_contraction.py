@@ -32,7 +32,7 @@ def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
     monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
     rng = np.random.default_rng(5)
     x = rng.random((2,) * 15)
-    for bits in (2, 3, 5):
+    for bits in (2, 3, 5, 6):
         monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
         for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
             assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)

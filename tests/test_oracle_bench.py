@@ -1,5 +1,7 @@
 """The oracle benchmarks run end to end at tiny sizes and their two paths agree (no timing asserted)."""
 
+from evaluators.oracles import binary_permute
+from evaluators.oracles import path_search as ps
 from evaluators.oracles import tensor_network as tn
 from evaluators.oracles import tn_bench
 from evaluators.oracles.oracle_bench import (
@@ -12,21 +14,25 @@ from evaluators.oracles.oracle_bench import (
 )
 
 
-def test_tn_bench_paths_and_executors_agree():
+def test_tn_bench_paths_agree():
     rows = bench_tn(sizes=(24,))
-    assert rows[0]["abs_diff"] < 1e-10 and rows[0]["executor_abs_diff"] < 1e-10
+    assert rows[0]["abs_diff"] < 1e-10 and rows[0]["old_blocks_s"] is not None
     assert "P06" in format_tn(rows)
 
 
-def test_tn_bench_compares_the_old_and_new_executor_on_a_searched_sliced_tree(monkeypatch):
+def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monkeypatch):
     """Where a search runs (every greedy path deemed costly) and the trees are sliced, the before
-    and now configurations and the pooled and unpooled executors agree on log Z."""
+    and now search settings and permute blocks agree on log Z, and the settings are restored."""
     monkeypatch.setattr(tn, "GREEDY_ENOUGH_FLOPS", 0.0)
     monkeypatch.setattr(tn, "DEFAULT_MAX_WIDTH", 8)
-    monkeypatch.setattr(tn_bench, "BEFORE_MAX_WIDTH", 7)
+    now = (ps.SEARCH_FRACTION, ps.REFINE_CANDIDATES)
+    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # blocked copies from 2^5 entries, before's from 2^11
+    monkeypatch.setattr(tn_bench, "BEFORE_BLOCK_BITS", 5)
     rows = bench_tn(sizes=(60,), seeds=(0, 1))
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
-    assert all(r["abs_diff"] < 1e-10 and r["executor_abs_diff"] < 1e-10 for r in rows)
+    assert all(r["abs_diff"] < 1e-10 for r in rows)
+    assert (ps.SEARCH_FRACTION, ps.REFINE_CANDIDATES) == now != tuple(tn_bench.BEFORE.values())
+    assert binary_permute.BLOCK_BITS == 2
 
 
 def test_planar_bench_arithmetics_and_threads_agree_when_warm():

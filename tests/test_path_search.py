@@ -3,6 +3,7 @@ or breaks, and the searched trees' contractions against the transfer matrix."""
 
 import multiprocessing
 import sys
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 
 import networkx as nx
@@ -137,3 +138,59 @@ def test_the_search_gets_its_pool_inside_a_ray_worker():
     assert pools == [True]
     ref = transfer_matrix_log_z(_glass(36, 6))
     assert abs(value - ref) <= 1e-9 * abs(ref)
+
+
+def test_the_trial_pool_keeps_the_best_distinct_trees():
+    """cotengra keeps one tree; the pool records the ``keep`` best by score, an equal score once."""
+    trials = ps._TrialPool(keep=2)
+    for score, name in ((5.0, "a"), (3.0, "b"), (3.0, "b again"), (4.0, "c"), (9.0, "d")):
+        assert trials.submit(lambda s=score, t=name: {"score": s, "tree": t}).result()["tree"] == name
+    assert [tree for _, _, tree in trials.best] == ["b", "c"]
+
+
+def test_a_pending_trial_is_not_done_until_it_finishes():
+    """The trial future waits briefly instead of spinning, and reports a pending trial as such."""
+    seen = []
+    pending = Future()
+    future = ps._TrialFuture(pending, seen.append)
+    assert not future.done()
+    pending.set_result({"score": 1.0, "tree": "t"})
+    assert future.done() and future.result()["tree"] == "t" and seen == [{"score": 1.0, "tree": "t"}]
+
+
+def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
+    """The best REFINE_CANDIDATES trees of the search are each refined, the cheapest refined one is
+    returned, and its contraction gives the transfer matrix's log Z."""
+    refined = []
+    refine = ps.refined
+
+    def recording(tree, max_width):
+        refined.append(refine(tree, max_width))
+        return refined[-1]
+
+    monkeypatch.setattr(ps, "refined", recording)
+    monkeypatch.setattr(ps, "MIN_TRIALS", 12)
+    model = _glass(40, 7)
+    net = tn._build(model)
+    tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=12, workers=1)
+    assert len(refined) == ps.REFINE_CANDIDATES
+    assert ps.combo_cost(tree) == min(ps.combo_cost(t) for t in refined)
+    assert tree.contraction_width() <= 8
+    ref = transfer_matrix_log_z(model)
+    assert abs(net.log_offset + contract_log(tree, net.arrays) - ref) <= 1e-9 * abs(ref)
+
+
+def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
+    """With the contraction predicted to take ages (rate 1 flop/s), only the cap stops the search:
+    at MIN_TRIALS when the cap is 0, at max_trials without it."""
+    monkeypatch.setattr(ps, "CONTRACT_RATE", 1.0)
+    monkeypatch.setattr(ps, "MIN_TRIALS", 3)
+    monkeypatch.setattr(ps, "PROBE_TRIALS", 3)
+    net = tn._build(_glass(30, 8))
+    counted = []
+    make = ps.hyper_optimizer
+    monkeypatch.setattr(ps, "hyper_optimizer", lambda *a, **k: counted.append(make(*a, **k)) or counted[-1])
+    for cap, trials in ((0.0, 3), (1e9, 9)):
+        monkeypatch.setattr(ps, "MAX_SEARCH_S", cap)
+        ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=9, workers=1)
+        assert len(counted[-1].scores) == trials, cap

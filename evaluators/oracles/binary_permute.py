@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-BLOCK_BITS = 5  # blocks of up to 2^10 float64 (8 KiB, in L1): 2-3x faster than 2^3 on the P06 paths
+BLOCK_BITS = 6  # blocks of up to 2^12 float64 (32 KiB): 2^6 was 2-3x faster than 2^3 on the P06 paths, and 2^12
+# than 2^10 on P06 n = 250 seed 1 (3 slices in one thread: 0.86-0.99 s against 1.06-1.14 s) and seed 0 (the
+# whole contraction 6.7-7.4 s against 7.8-9.4 s); 2^14 measured no faster than 2^12
 _TABLE_BITS = 12  # the outer axes' offsets: two tables of at most 2^12 entries
 
 

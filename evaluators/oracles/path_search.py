@@ -1,24 +1,34 @@
-"""The tensor-network oracle's path search: cotengra's HyperOptimizer, on every core when it is long.
+"""The tensor-network oracle's path search: cotengra's HyperOptimizer, on every core when it is long,
+and the best few trees it found refined by subtree reconfiguration.
 
-The search stops once it has run about as long as its best tree would take to contract
-(``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at ``CONTRACT_RATE``), but
-not before ``MIN_TRIALS`` trials, or after ``max_trials``. It starts in this process, one trial at
-a time; when the first ``PROBE_TRIALS`` trials leave more than ``POOL_WORTH_S`` of search to go, it
-goes on in a pool of ``SEARCH_WORKERS`` processes (spawned, so nothing of this process - Ray's
-threads, BLAS's - is forked; shut down when the search ends), the same optimizer carrying its
-hyper-parameter model across. The trials are independent, so two workers run twice the trials in
-the same time. No pool where one cannot be had (a daemonic process may not have children) or when
-it breaks: the search goes on here (as when a spawned worker cannot start: a script run as
-``__main__`` without the ``if __name__ == "__main__"`` guard is re-run by spawned children, which
-multiprocessing refuses).
+The search stops once it has run ``SEARCH_FRACTION`` of the time its best tree is predicted to take
+to contract (``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at
+``CONTRACT_RATE``), but not before ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S``
+seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
+the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
+times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
+few dozen (a ~ 0). It starts in this
+process, one trial at a time; when the first ``PROBE_TRIALS`` trials leave more than
+``POOL_WORTH_S`` of search to go, it goes on in a pool of ``SEARCH_WORKERS`` processes (spawned, so
+nothing of this process - Ray's threads, BLAS's - is forked; shut down when the search ends), the
+same optimizer carrying its hyper-parameter model across. The trials are independent, so two
+workers run twice the trials in the same time. No pool where one cannot be had (a daemonic
+process may not have children) or when it breaks: the search goes on here (as when a spawned
+worker cannot start: a script run as ``__main__`` without the ``if __name__ == "__main__"`` guard
+is re-run by spawned children, which multiprocessing refuses).
+
+The trials go through :class:`_TrialPool` (cotengra's ``parallel=`` accepts any executor): it keeps
+the ``REFINE_CANDIDATES`` best distinct trees (cotengra keeps one), which are refined at the end,
+side by side in the pool when there is one, and the best refined tree is the answer.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 import cotengra as ctg
@@ -32,8 +42,12 @@ PROBE_TRIALS = 8  # trials run here before deciding whether the rest is worth a 
 MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a 2.3e10-flop first find when
 # 2.5e9 was a few trials away (the prediction assumes an idle machine; on a loaded one contraction is slower).
 # 16 cost n = 150 5 s of search at load 8 (0.3 s a trial) for a contraction of 0.05 s
+SEARCH_FRACTION = 0.5  # stop at this fraction of the best tree's predicted contraction time (module docstring)
+MAX_SEARCH_S = 30.0  # a hard cap: what a contraction of 1e12 flops (MAX_FLOPS, ~50-100 s) is worth at that fraction
+REFINE_CANDIDATES = 2  # best distinct trees refined at the end: one per pool worker
 POOL_WORTH_S = 12.0  # a search predicted to last longer goes to the pool (starting it: 0.5 s idle, seconds at load 8)
 _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping rule
+_WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own loop spins)
 
 
 def predicted_seconds(flops: float, writes: float) -> float:
@@ -59,8 +73,8 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
     floats, stopping (used alone, as ``optimize=``) at best flops / (CONTRACT_RATE / 4) seconds
     or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
-    cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the oracle
-    refines the winner instead."""
+    cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
+    refines its best few trees instead."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _methods()), max_repeats=max_trials,
@@ -68,9 +82,79 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                                   progbar=False, slicing_opts={"target_size": 2 ** int(max_width)})
 
 
-def _best_seconds(opt: ctg.HyperOptimizer) -> float:
-    tree = opt.tree
-    return predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()))
+def combo_cost(tree) -> float:
+    """The search's score of a tree: flops + COMBO_FACTOR x entries written."""
+    return float(tree.combo_cost(factor=COMBO_FACTOR))
+
+
+def within_budget(tree, max_width: float):
+    """The tree sliced (sliced indices summed outside the contraction) until its largest
+    intermediate has at most 2^max_width entries; unchanged when it already fits."""
+    if tree.contraction_width() <= max_width:
+        return tree
+    return tree.slice(target_size=2 ** int(max_width))
+
+
+def refined(tree, max_width: float):
+    """The tree after cotengra's subtree reconfiguration (each subtree of up to 8 tensors re-pathed
+    optimally, slices kept), within the budget, when that lowers its cost (0.6-3.6 s a tree at
+    P06 n = 250)."""
+    tree = within_budget(tree, max_width)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        better = within_budget(tree.subtree_reconfigure(minimize=SEARCH_MINIMIZE), max_width)
+    return better if combo_cost(better) < combo_cost(tree) else tree
+
+
+class _TrialFuture:
+    """A trial's future for cotengra's loop, which asks ``done()`` of each pending trial in turn and
+    sleeps 1 us between rounds: here ``done()`` blocks up to ``_WAIT_S`` instead (the loop cost the
+    parent 7 s of CPU in a 26 s search on two workers, measured), and each result is shown to the
+    pool's record of the best trees."""
+
+    def __init__(self, future: Future, record) -> None:
+        self._future, self._record = future, record
+
+    def done(self) -> bool:
+        wait([self._future], timeout=_WAIT_S)
+        return self._future.done()
+
+    def result(self):
+        trial = self._future.result()
+        self._record(trial)
+        return trial
+
+    def cancel(self) -> bool:
+        return self._future.cancel()
+
+
+class _TrialPool:
+    """The executor the optimizer's trials go to: ``pool``'s processes, or this process when None
+    (each trial run as it is submitted). Keeps the ``keep`` best distinct trees seen (by score)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self.best: list[tuple[float, int, object]] = []  # (score, arrival, tree), best first
+        self._arrival = itertools.count()
+        self.use(None)
+
+    def use(self, pool: ProcessPoolExecutor | None) -> None:
+        """Trials from now on run in ``pool`` (None: here)."""
+        self.pool = pool
+        self._max_workers = pool._max_workers if pool is not None else 1  # read by cotengra for its pre-dispatch
+
+    def submit(self, fn, *args, **kwargs) -> _TrialFuture:
+        if self.pool is not None:
+            return _TrialFuture(self.pool.submit(fn, *args, **kwargs), self._record)
+        future = Future()
+        future.set_result(fn(*args, **kwargs))
+        return _TrialFuture(future, self._record)
+
+    def _record(self, trial) -> None:
+        score, tree = trial.get("score"), trial.get("tree")
+        if tree is None or score is None or any(score == s for s, _, _ in self.best):  # equal scores: the same tree
+            return
+        self.best = sorted(self.best + [(score, next(self._arrival), tree)], key=lambda t: t[:2])[:self._keep]
 
 
 def _pool(workers: int) -> ProcessPoolExecutor | None:
@@ -82,44 +166,69 @@ def _pool(workers: int) -> ProcessPoolExecutor | None:
         return None
 
 
+def _run_in(opt: ctg.HyperOptimizer, trials: _TrialPool, pool: ProcessPoolExecutor | None) -> None:
+    trials.use(pool)
+    opt.parallel = trials
+    if pool is None:
+        opt.pre_dispatch = 1  # one trial asked of the sampler at a time, as in a serial search
+
+
+def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None) -> list:
+    if pool is not None:
+        try:
+            return list(pool.map(refined, trees, [max_width] * len(trees)))
+        except BrokenProcessPool:
+            pass
+    return [refined(tree, max_width) for tree in trees]
+
+
 def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
                 workers: int = SEARCH_WORKERS):
     """The best tree a hyper-optimised search finds for the network (``inputs``: index labels per
-    tensor, ``shapes``: their shapes; scalar output), each trial sliced to 2^max_width floats, in at
-    most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``)."""
+    tensor, ``shapes``: their shapes; scalar output), within the budget of 2^max_width floats per
+    intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
+    best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
     opt = hyper_optimizer(max_width, max_trials)
     opt.max_time = None  # the stopping rule is ours, checked between rounds
     size_dict = {ix: d for inp, shape in zip(inputs, shapes) for ix, d in zip(inp, shape)}
     start = time.perf_counter()
+    trials = _TrialPool(REFINE_CANDIDATES)
+    _run_in(opt, trials, None)
 
-    def run(trials: int):
-        opt.max_repeats = min(trials, max_trials - len(opt.scores))
+    def run(count: int):
+        opt.max_repeats = min(count, max_trials - len(opt.scores))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             opt.search(list(inputs), (), size_dict)
+
+    def left_s() -> float:  # search time the stopping rule still allows
+        tree = opt.tree
+        allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()))
+        return min(allowed, MAX_SEARCH_S) - (time.perf_counter() - start)
 
     def done() -> bool:
         if not opt.scores:
             return False
         if len(opt.scores) >= max_trials:
             return True
-        return len(opt.scores) >= MIN_TRIALS and time.perf_counter() - start > _best_seconds(opt)
+        return len(opt.scores) >= MIN_TRIALS and left_s() < 0
 
     while len(opt.scores) < PROBE_TRIALS and not done():
         run(1)
-    pool = None if done() or _best_seconds(opt) - (time.perf_counter() - start) < POOL_WORTH_S else _pool(workers)
+    pool = None if done() or left_s() < POOL_WORTH_S else _pool(workers)
     try:
-        if pool is not None:
-            opt.parallel = pool
-        while not done():
-            run(_CHUNK_PER_WORKER * (workers if pool is not None else 1))
-    except BrokenProcessPool:
-        opt.parallel = False
-        while not done():
-            run(_CHUNK_PER_WORKER)
+        _run_in(opt, trials, pool)
+        try:
+            while not done():
+                run(_CHUNK_PER_WORKER * (workers if pool is not None else 1))
+        except BrokenProcessPool:
+            _run_in(opt, trials, None)
+            while not done():
+                run(_CHUNK_PER_WORKER)
+        candidates = _refine_all([tree for _, _, tree in trials.best] or [opt.tree], max_width, trials.pool)
     finally:
+        opt.parallel = False
         if pool is not None:
-            opt.parallel = False
             pool.shutdown(cancel_futures=True)
-    return opt.tree
+    return min(candidates, key=combo_cost)

@@ -19,13 +19,14 @@ practical for small n.
 Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
 (:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
-installed, on both cores when it is long) runs until it has spent about as long as its best path
-is predicted to take to contract, scoring paths by flops plus ``COMBO_FACTOR`` x memory writes, and
-its best tree is refined by subtree reconfiguration. Slicing keeps the largest intermediate within
-the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by default): the sliced indices are
-summed outside, at the price of some repeated work. The contraction is our own executor
-(:mod:`evaluators.oracles.linear_contraction`: blocked permutes of the 2 x ... x 2 axes, one BLAS
-thread, slices side by side in threads, each thread reusing its buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
+installed, on both cores when it is long) runs until it has spent half as long as its best path
+is predicted to take to contract (30 s at most), scoring paths by flops plus ``COMBO_FACTOR`` x
+memory writes, and its best two trees are refined by subtree reconfiguration. Slicing keeps the
+largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
+default): the sliced indices are summed outside, at the price of some repeated work. The
+contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
+of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each thread reusing its
+buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
@@ -43,7 +44,7 @@ import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
-from evaluators.oracles.path_search import COMBO_FACTOR, SEARCH_MINIMIZE, search_tree
+from evaluators.oracles.path_search import combo_cost, search_tree, within_budget
 from tasks.model import IsingModel
 
 # memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
@@ -142,30 +143,8 @@ def _fix_one_spin(inputs, arrays):
     return new_inputs, new_arrays
 
 
-def _combo_cost(tree) -> float:
-    return float(tree.combo_cost(factor=COMBO_FACTOR))
-
-
-def _reconfigured(tree, max_width: float):
-    """The search's best tree after cotengra's subtree reconfiguration (each subtree of up to
-    8 tensors re-pathed optimally, slices kept), when that lowers its cost: measured on P06
-    n = 250 it took 0.6-5.5 s and cut the flops 4-6x (3.7e11 -> 6.5e10, 1.2e12 -> 3.2e11)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        better = _within_budget(tree.subtree_reconfigure(minimize=SEARCH_MINIMIZE), max_width)
-    return better if _combo_cost(better) < _combo_cost(tree) else tree
-
-
 _TREE_CACHE: OrderedDict = OrderedDict()  # (network structure, optimize, max_width) -> tree; beta-independent
 _TREE_CACHE_SIZE = 16
-
-
-def _within_budget(tree, max_width: float):
-    """The tree sliced (sliced indices summed outside the contraction) until its largest
-    intermediate has at most 2^max_width entries; unchanged when it already fits."""
-    if tree.contraction_width() <= max_width:
-        return tree
-    return tree.slice(target_size=2 ** int(max_width))
 
 
 def _for_workers(tree):
@@ -197,15 +176,15 @@ def _tree(net: _Network, optimize, max_width: float):
         if tree.contraction_width() > max_width + HOPELESS_GAP:
             raise TooLarge(f"contraction width {tree.contraction_width():.0f} on the {opt} path: beyond what "
                            f"slicing to 2^{max_width} or a path search can bring within reach")
-        return _within_budget(tree, max_width)
+        return within_budget(tree, max_width)
 
     if optimize != "auto":
         tree = tree_for(optimize)
     else:
         tree = tree_for("greedy")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
-            searched = _reconfigured(_within_budget(search_tree(net.inputs, shapes, max_width), max_width), max_width)
-            if _combo_cost(searched) < _combo_cost(tree):
+            searched = search_tree(net.inputs, shapes, max_width)
+            if combo_cost(searched) < combo_cost(tree):
                 tree = searched
     tree = _for_workers(tree)
     if key is not None:
