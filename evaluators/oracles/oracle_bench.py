@@ -1,8 +1,8 @@
 """`evolve perf tn | planar | treewidth`: each new oracle path against the baseline it replaces,
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
-- tn: P06 (random 3-regular +-1 glass, beta = 1): the oracle before its buffer pool and 2^24-float
-  budget against now (:mod:`evaluators.oracles.tn_bench`).
+- tn: P06 (random 3-regular +-1 glass, beta = 1): the path search's previous settings and permute
+  blocks against now (:mod:`evaluators.oracles.tn_bench`).
 - planar: P04 (+-J grid): the oracle end to end in one thread against the elimination's subtrees
   in threads (wall and CPU seconds); the elimination in float64 and in double-double; the cost
   and size of the running bound; with threads, the lone fronts' dense updates shared or not.
