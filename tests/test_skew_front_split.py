@@ -91,7 +91,8 @@ def test_threaded_elimination_shares_the_lone_fronts_and_keeps_the_value(small_s
     A, _, group_ptr, coords = p04_matrix(64, 8.0)
     stats = {1: [], 2: []}
     values = {threads: log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True,
-                                        front_stats=stats[threads], threads=threads) for threads in (1, 2)}
+                                        front_stats=stats[threads], threads=threads, share_fronts=True)
+              for threads in (1, 2)}
     assert np.isfinite(values[1]) and values[2] == values[1]
     assert np.array_equal(stats[2][0], stats[1][0])
     assert any(name.startswith("front-helper") for name in ran_in)
@@ -101,7 +102,7 @@ def _shared_fronts_log_pf(L: int) -> float:
     """Threaded, with every dense update of 8 rows and more shared (for a forked process)."""
     skew_front_split.SPLIT_MIN_ROWS = 8
     A, _, group_ptr, coords = p04_matrix(L, 8.0)
-    return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2)
+    return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2, share_fronts=True)
 
 
 def test_shared_fronts_in_a_forked_process():

@@ -83,7 +83,7 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
                                                                  threads=row["threads"])
                 row[f"{name}_delayed"] = int(stats[0][:, 2].sum())
             row["abs_diff"] = abs(row["f64"] - row["dd"])
-            # the fronts near the root with their dense updates shared (the default) or not, in turns
+            # the fronts near the root with their dense updates shared or not (the default), in turns
             row["dd_shared_s"] = row["dd_unshared_s"] = row["shared_diff"] = None
             if row["threads"] > 1:
                 for _ in range(repeats):
@@ -112,8 +112,8 @@ def format_planar(rows: list[dict]) -> str:
              "in threads ('threads': the usable cores; 'now': the default's choice at the load of the moment)",
              "(wall and CPU seconds, the faster of runs taken in turns; ratio of wall times; |difference|",
              "in log Z), and the Pfaffian elimination alone (matrix build excluded, threaded, wall) in float64 and",
-             "double-double; then double-double with the lone fronts' dense updates not shared and shared (the",
-             "default; faster of runs in turns, wall; |difference| of the values)",
+             "double-double; then double-double with the lone fronts' dense updates not shared (the default)",
+             "and shared (faster of runs in turns, wall; |difference| of the values)",
              head, "-" * len(head)]
     for r in rows:
         b = f"{r['float64_bound']:.1e}" if r["float64_bound"] is not None else "-"

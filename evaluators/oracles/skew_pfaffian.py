@@ -137,7 +137,7 @@ def sum_front_logs(front_logs, front_errs):
 
 def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: float, ext: bool, track: bool,
                         front_stats: np.ndarray, half: bool, threads: int = 1,
-                        share_fronts: bool = True) -> tuple[float, float]:
+                        share_fronts: bool = False) -> tuple[float, float]:
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child) by :func:`eliminate_fronts`
     (arguments as there); with threads > 1 the subtrees below the top levels of the tree run
@@ -204,7 +204,7 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
                      extended: bool = False, u: float = PIVOT_THRESHOLD,
                      leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
                      even_separators: bool = False, half_kernel: bool | None = None,
-                     threads: int | None = None, share_fronts: bool = True) -> float:
+                     threads: int | None = None, share_fronts: bool = False) -> float:
     """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
@@ -219,7 +219,9 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     one thread below 50k nodes or while other work leaves no core free, else the usable cores up
     to 4); the value does not depend on it.
     share_fronts (with threads): a front running alone shares its dense updates with the idle
-    threads (:mod:`evaluators.oracles.skew_front_split`; False: the baseline of the benchmark).
+    threads (:mod:`evaluators.oracles.skew_front_split`). Off by default: with both cores free the
+    whole elimination was 12-15% slower with it (P04 L = 256, beta = 5 and 8: 2.5-2.7 s against
+    2.2-2.5 s), the hand-over per pivot costing more than the split update saves.
     Returns -inf when A is singular.
     """
     half = extended if half_kernel is None else half_kernel
