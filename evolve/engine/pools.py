@@ -23,7 +23,7 @@ An exception raised *inside* a worker is not a death: it propagates.
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Callable, Iterator
 
 import ray
@@ -249,7 +249,10 @@ class ExecutorPool:
     """Evaluations on ``concurrent.futures`` executors, one in flight on each (each executor one
     evaluator: a process of ``evolve perf search``, a thread in the tests), dispatched as the Ray
     pool does: batches queue behind each other, the next queued evaluation to whichever executor is
-    free; ``evaluate_fn(candidate)`` runs on the executor. Proposals run in this process."""
+    free; ``evaluate_fn(candidate)`` runs on the executor. Proposals run in a thread of this
+    process, one at a time, while this thread goes on handing finished evaluations over and
+    sending the next (as the Ray pool does while its proposer actor works): an evaluator that
+    finishes during a long proposal does not wait for it."""
 
     def __init__(self, proposer, executors: list, evaluate_fn: Callable[[Candidate], Evaluation]):
         self.proposer, self.executors, self.evaluate_fn = proposer, list(executors), evaluate_fn
@@ -261,8 +264,13 @@ class ExecutorPool:
         self._arrived: list = []              # per ticket: the engine's callback
 
     def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
-        for i, r in enumerate(requests):
-            yield i, self.proposer.propose(r)
+        with ThreadPoolExecutor(1, thread_name_prefix="proposer") as proposing:
+            for i, r in enumerate(requests):
+                proposal = proposing.submit(self.proposer.propose, r)
+                while not proposal.done():
+                    wait([proposal, *self._futures], return_when=FIRST_COMPLETED)
+                    self._take_done()
+                yield i, proposal.result()
 
     def submit_evaluations(self, candidates: list[Candidate],
                            arrived: Callable[[int, Evaluation], None] | None = None) -> int:
