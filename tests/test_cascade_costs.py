@@ -10,7 +10,9 @@ import time
 import pytest
 
 from evaluators import oracle_cache
-from evaluators.checks.complexity import time_sizes
+from evaluators.checks.complexity import suggest_sizes, time_sizes
+from evaluators.checks.judgement import JudgeBudget, _time_more_sizes
+from evaluators.checks.timing_fit import fit_growth
 from evaluators.oracles.base import OracleResult
 from evaluators.sandbox import Call, CallResult, Limits, SandboxReport
 from tasks.registry import get_task
@@ -56,6 +58,33 @@ def test_batched_timing_stops_climbing_at_the_first_call_over_budget():
     assert [n for n, _ in out.points] == [12, 16, 20]
     assert out.points[0][1] == pytest.approx(1e-7 * 2.0 ** 12)   # the minimum, not the slow first call
     assert all(28 not in r for r in box.runs[1:]) and all(24 not in r for r in box.runs[1:])
+
+
+# a chain program's ladder timings: a 6 ms fixed cost per call, then linear; two sizes above noise
+LINEAR_RUNGS = [(6, 0.006), (10, 0.006), (14, 0.006), (100, 0.0062), (1000, 0.008), (10_000, 0.026), (100_000, 0.206)]
+
+
+def linear_seconds(n):
+    return 0.006 + 2e-6 * n
+
+
+def test_the_judge_times_sizes_within_the_ladder_first_and_beyond_only_if_the_fit_needs_them():
+    assert not fit_growth(LINEAR_RUNGS).usable
+    sizes = suggest_sizes(LINEAR_RUNGS, lattice=False)
+    assert any(n > 100_000 for n in sizes) and any(n < 100_000 for n in sizes)
+    box = BatchSandbox(linear_seconds)
+    timings, _, note = _time_more_sizes("code", "log_Z", get_task("P01"), box, 0, JudgeBudget(), LINEAR_RUNGS, sizes)
+    assert fit_growth(timings).usable
+    assert all(n < 100_000 for r in box.runs for n in r)       # the doublings (0.4-0.8 s a call) never ran
+    assert [n for n, _ in timings[len(LINEAR_RUNGS):]] == [n for n in sizes if n < 100_000]
+
+    # a cost that the sizes within the ladder cannot resolve (flat there): the sizes beyond are timed as before
+    flat = BatchSandbox(lambda n: 0.006 if n <= 100_000 else 1e-6 * n)
+    rungs = [(n, 0.006) for n, _ in LINEAR_RUNGS]
+    timings, _, _ = _time_more_sizes("code", "log_Z", get_task("P01"), flat, 0, JudgeBudget(), rungs,
+                                     suggest_sizes(rungs, lattice=False))
+    assert any(n > 100_000 for r in flat.runs for n in r)
+    assert any(n > 100_000 for n, _ in timings)
 
 
 SPIN_AT_2 = """

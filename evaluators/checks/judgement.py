@@ -64,11 +64,8 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
         if price is not None:   # sizes the candidate's own exponential claim says cannot finish
             extra_sizes = [n for n in extra_sizes if price.too_costly(n, budget.timing_call_s, margin=1.0) is None]
         with timed(profile, "timing_runs") as extra:
-            measured = time_sizes(sub.code, function, task, extra_sizes, sandbox, repeats=2,
-                                  budget_s=budget.timing_call_s, seed=seed, memory_mb=budget.memory_mb,
-                                  total_s=budget.timing_total_s, batched=budget.batch_timing_runs)
-            extra["candidate_s"], extra["note"] = measured.candidate_s, f"{measured.runs} run(s), {measured.calls} call(s)"
-        timings += measured.points
+            timings, extra["candidate_s"], extra["note"] = _time_more_sizes(sub.code, function, task, sandbox, seed,
+                                                                            budget, timings, extra_sizes)
     first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     with timed(profile, "complexity_audit"):
         finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
@@ -110,6 +107,28 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     ok = (finding.claimed_growth is not None and finding.honest is not False and cls.consistent is True
           and v.physics.passed is not False and not unconfirmed)
     return Judgement(lines, ok)
+
+
+def _time_more_sizes(code: str, function: str, task: Task, sandbox: Sandbox, seed: int, budget: JudgeBudget,
+                     timings: list[tuple[int, float]], sizes: list[int]) -> tuple[list[tuple[int, float]], float, str]:
+    """``timings`` with the extra ``sizes`` timed, cheapest first: the sizes within the range
+    already timed, then, only when the fit still cannot be made from them, the sizes beyond it
+    (each doubling beyond the top costs twice the largest call so far). The fit's own rule decides,
+    as before; only sizes it turned out not to need go untimed. Also the candidate's seconds and a
+    note for the profile."""
+    top = max((n for n, _ in timings), default=0)
+    spent, runs, calls = 0.0, 0, 0
+    for part in ([n for n in sizes if n < top], [n for n in sizes if n >= top]):
+        room = budget.timing_total_s - spent
+        if not part or room <= 0:
+            continue
+        measured = time_sizes(code, function, task, part, sandbox, repeats=2, budget_s=budget.timing_call_s,
+                              seed=seed, memory_mb=budget.memory_mb, total_s=room, batched=budget.batch_timing_runs)
+        timings = timings + measured.points
+        spent, runs, calls = spent + measured.candidate_s, runs + measured.runs, calls + measured.calls
+        if fit_growth(timings).usable:
+            break
+    return timings, spent, f"{runs} run(s), {calls} call(s)"
 
 
 def _no_rung_beyond_probes(task: Task, v: Verdict, ladder_ran: bool, claimed) -> str | None:
