@@ -6,8 +6,8 @@ exp(beta h s - beta |h|) (offsets added back to log Z); spin i is the index shar
 min-degree, the narrowest of four seeded tie-breaks; natural; reverse Cuthill-McKee); the factors
 holding the spin are multiplied and the spin summed out straight onto their other spins (no
 intermediate beyond 2^w: one direct einsum on a bucket of at most SMALL_BUCKET_SPINS spins, one
-``numpy.einsum(..., optimize="greedy")`` per value of the spin on a wider one), and the new factor
-renormalised to max 1. Which factors meet in which bucket depends on the order alone: one symbolic
+``numpy.einsum(..., optimize="greedy")`` per value of the spin on a wider one), factors rescaled
+to max 1 when bounds carried with them say a product could leave the float range. Which factors meet in which bucket depends on the order alone: one symbolic
 pass (``_bucket_plan``, on spins relabelled by elimination position) settles it and the widest
 factor before any arithmetic, and the linear and log-weight passes follow it (per-spin Python
 overhead is what a chain of 10^5 spins pays for).
@@ -218,12 +218,15 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
 def _buckets(tables, lows, plan, log_scale, log_domain):
     """Bucket elimination along ``plan`` (``_bucket_plan`` of the factors' oriented scopes) on the
     factors' ``tables`` (oriented, with their smallest entries ``lows``); None from the linear pass
-    when a product could underflow. Linear: before each product the bucket's factors' smallest
-    entries (each factor renormalised to max 1, its minimum kept with it) bound the product's; if
-    it could fall below 1e-280 the caller contracts again on log weights, where a bucket is a
-    log-sum-exp over its spin."""
+    when a product could underflow. Linear: each factor carries bounds on its smallest and
+    largest entries, and is rescaled to max 1 only when its bucket's product could leave
+    [1e-280, 1e280] by those bounds (on a chain, about one bucket in several hundred: a rescaling
+    costs two reductions and a division, a third of a bucket's time). If the product's smallest
+    entry over its largest could fall below 1e-280 the caller contracts again on log weights,
+    where a bucket is a log-sum-exp over its spin."""
     steps, scopes, _ = plan
     tables, lows = list(tables), list(lows)
+    highs = [1.0] * len(tables)                             # the given factors' largest entries
     labels = None if log_domain else [_labels(sc) for sc in scopes]
     scalars = []                                            # factors over no spin left
     for k, ids, keep in steps:
@@ -243,33 +246,49 @@ def _buckets(tables, lows, plan, log_scale, log_domain):
             log_scale += top
             made = t - top
         else:
-            bound = 1.0
-            for i in ids:
-                bound *= lows[i]
-            if bound < 1e-280:
-                return None
+            ratio, low, high = _bounds(ids, lows, highs)
+            if ratio < 1e-280 or low < 1e-280 or high > 1e280:
+                # rescale this bucket's factors to a largest entry of 1 (exact extremes) only when
+                # their carried bounds say the product could leave [1e-280, 1e280]; the give-up
+                # test then sees each factor's exact smallest entry, as if every factor had been
+                # rescaled when made (the bound is below the exact value, so it never gives up sooner)
+                for j, i in enumerate(ids):
+                    top, least = _extremes(ops[j])
+                    ops[j] = ops[j] / top
+                    log_scale += math.log(top)
+                    lows[i], highs[i] = least / top, 1.0
+                ratio, low, high = _bounds(ids, lows, highs)
+                if ratio < 1e-280:
+                    return None
             if len(keep) <= SMALL_BUCKET_SPINS and (not keep or keep[-1] - k < EINSUM_LABELS):
                 # the spec of one direct einsum with k summed, as in _sum_out, without building it
                 t = np.einsum(",".join([labels[i] for i in ids]) + "->" + labels[len(tables)], *ops)
             else:
                 t = _sum_out(ops, [scopes[i] for i in ids], keep)
-            top, low = _extremes(t)
-            log_scale += math.log(top)
-            made = t / top
-            lows.append(low / top)
+            made = t                                        # a sum of two products over spin k:
+            lows.append(2.0 * low)                          # its entries lie in [2 low, 2 high]
+            highs.append(2.0 * high)
         tables.append(made)
         if not keep:
             scalars.append(made)
     if log_domain:
         return log_scale + float(sum(float(t) for t in scalars))
-    rest = 1.0
-    for t in scalars:
-        rest *= float(t)
-    return log_scale + float(np.log(rest))
+    return log_scale + float(sum(math.log(float(t)) for t in scalars))
+
+
+def _bounds(ids, lows, highs):
+    """For the product of factors ``ids``: a lower bound on its smallest entry over its largest,
+    and bounds on its smallest and largest entries (from each factor's carried bounds)."""
+    ratio, low, high = 1.0, 1.0, 1.0
+    for i in ids:
+        ratio *= lows[i] / highs[i]
+        low *= lows[i]
+        high *= highs[i]
+    return ratio, low, high
 
 
 FUNCTIONS = (_merged_couplings, *elimination_order.FUNCTIONS, *small_arrays.FUNCTIONS, _sum_out, _labels,
-             _factor_tables, _factors, _oriented, _contract_network, _method_log_z, _buckets)
+             _factor_tables, _factors, _oriented, _contract_network, _method_log_z, _buckets, _bounds)
 
 
 def source(options: dict) -> str:
