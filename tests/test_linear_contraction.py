@@ -28,14 +28,37 @@ def test_permute_binary_is_numpys_transpose(k):
 
 
 def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
-    """Small tables and blocks, so every part of the blocked copy is exercised at 2^15 entries."""
+    """Small tables and blocks, so every part of the gather kernel (RUN_BITS = 0, the baseline) is
+    exercised at 2^15 entries."""
     monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)
     rng = np.random.default_rng(5)
     x = rng.random((2,) * 15)
     for bits in (2, 3, 5, 6):
         monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
         for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
             assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)
+
+
+@pytest.mark.parametrize("run_bits", [1, 2, 3, 5, 8, 13])
+def test_permute_binary_in_runs_is_numpys_transpose(monkeypatch, run_bits):
+    """The tiled kernel at every run length, with small outer tables (both used), on random
+    permutations and on those where the source's and destination's runs share axes (the lowest
+    axis kept, rotations, the reversal) or share none."""
+    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", run_bits)
+    rng = np.random.default_rng(run_bits)
+    k = 14
+    x = rng.random((2,) * k)
+    identity = tuple(range(k))
+    perms = [tuple(rng.permutation(k)) for _ in range(4)] + [
+        identity[::-1], identity[1:] + (0,), (k - 1,) + identity[:-1],
+        tuple(rng.permutation(k - 1)) + (k - 1,),  # the lowest axis stays the lowest
+        identity[k // 2:] + identity[:k // 2]]  # the two halves swapped: no run axis shared
+    for perm in perms:
+        out = np.full(x.size, np.nan)
+        got = binary_permute.permute_binary(x, perm, out=out)
+        assert got.base is out and np.array_equal(got, x.transpose(perm)), perm
 
 
 def test_permute_binary_falls_back_to_numpy_off_its_domain():
