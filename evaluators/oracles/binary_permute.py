@@ -25,6 +25,9 @@ Pure data movement: the output equals numpy's transpose entry for entry.
 
 from __future__ import annotations
 
+import functools
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -83,8 +86,10 @@ def _outer_tables(outer, src_stride, dst_stride):
             *_offsets([src_stride[a] for a in lo], [dst_stride[a] for a in lo]))
 
 
-def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: int) -> None:
-    k = x.ndim
+@functools.lru_cache(maxsize=256)
+def _tiled_tables(k: int, perm: tuple[int, ...], bits: int) -> tuple[np.ndarray, ...]:
+    """The offset tables of the tiled copy of k axes by ``perm``: cached, since every slice of a
+    contraction repeats the same permutations (building them cost about 3% of a P06 slice)."""
     src_stride = [1 << (k - 1 - a) for a in range(k)]
     dst_pos = [0] * k
     for j, a in enumerate(perm):
@@ -100,8 +105,25 @@ def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: 
     run_s, _ = _offsets([src_stride[a] for a in rows], [0] * len(rows))
     tile_d, tile_t = _offsets([dst_stride[a] for a in cols], [tmp_stride[a] for a in cols])
     run_t, _ = _offsets([tmp_stride[a] for a in dst_low], [0] * bits)
-    tmp = np.empty(run_s.size << bits)
-    _tiled_copy(x.reshape(-1), out, *_outer_tables(outer, src_stride, dst_stride), run_s, tile_d, tile_t, run_t, tmp)
+    return (*_outer_tables(outer, src_stride, dst_stride), run_s, tile_d, tile_t, run_t)
+
+
+_THREAD = threading.local()  # each thread's tile buffer (slice workers permute side by side)
+
+
+def _tile_buffer(size: int) -> np.ndarray:
+    """A scratch buffer of ``size`` entries for this thread, reused from call to call (a fresh
+    one of 2^16 entries is fresh pages, page faults, on every call)."""
+    buffer = getattr(_THREAD, "tile", None)
+    if buffer is None or buffer.size < size:
+        buffer = _THREAD.tile = np.empty(max(size, 1 << (2 * RUN_BITS)))
+    return buffer
+
+
+def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: int) -> None:
+    tables = _tiled_tables(x.ndim, perm, bits)
+    run_s = tables[4]
+    _tiled_copy(x.reshape(-1), out, *tables, _tile_buffer(run_s.size << bits))
 
 
 def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
