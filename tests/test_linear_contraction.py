@@ -103,14 +103,14 @@ def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_mat
     """Cold enough (beta = 6) that the contraction's values fall far below 2^-64, so intermediates
     are rescaled by powers of two; sliced into 2^k pieces contracted in threads and one by one."""
     scales = []
-    checked = lin._checked_scaled
+    checked = lin._checked_exponent
 
-    def spy(x, summed):
-        out, e = checked(x, summed)
+    def spy(lo, hi, summed):
+        e = checked(lo, hi, summed)
         scales.append(e)
-        return out, e
+        return e
 
-    monkeypatch.setattr(lin, "_checked_scaled", spy)
+    monkeypatch.setattr(lin, "_checked_exponent", spy)
     for fields, width in ((False, 26), (True, 6)):
         model = _glass(36, 6.0, 3 + fields, fields)
         net = tn._build(model)
@@ -122,6 +122,72 @@ def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_mat
         ref = transfer_matrix_log_z(model)
         assert abs(net.log_offset + threads - ref) <= 1e-9 * abs(ref), (fields, tree.nslices)
     assert any(e < 0 for e in scales)  # rescaled upwards: the values went below 2^-64
+
+
+def test_the_range_check_in_the_permute_pass_rescales_and_raises_as_its_own_pass(monkeypatch):
+    """With tiles of 2^2 from 2^5 entries, most products are checked in the pass of their
+    permuted copy (the tiled kernel's bounds): cold (beta = 40, n = 60, sliced into 4) the
+    contraction rescales there and equals the log-domain route and the check in a pass of its own
+    (the gather kernel, which gives no bounds); colder (beta = 60) it raises RangeExceeded on the
+    bounds of a permuted copy."""
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
+    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)
+    fused = []
+    bounds = lin.permute_binary_bounds
+
+    def spy(x, perm, out=None):
+        copy, lo, hi = bounds(x, perm, out)
+        if lo is not None:
+            assert (lo, hi) == (x.min(), x.max())
+            fused.append(math.frexp(hi)[1] if not 2.0 ** -64 <= hi <= 2.0 ** 64 else 0)
+        return copy, lo, hi
+
+    monkeypatch.setattr(lin, "permute_binary_bounds", spy)
+    net = tn._build(_glass(60, 40.0, 3))
+    tree = tn._tree(net, "greedy", 8)
+    arrays = [np.exp(a) for a in net.arrays]
+    value = lin.linear_log(tree, arrays, 2)
+    assert tree.nslices > 1 and len(fused) > 10 and any(e != 0 for e in fused)  # rescaled in the permute's pass
+    logs = contract_log(tree, net.arrays, force_log_domain=True)
+    assert abs(value - logs) <= 1e-12 * abs(logs)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)  # the gather kernel: every check in its own pass
+    fused.clear()
+    assert lin.linear_log(tree, arrays, 2) == value and not fused
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
+    raised_on = []
+    checked = lin._checked_exponent
+
+    def check_spy(lo, hi, summed):
+        try:
+            return checked(lo, hi, summed)
+        except lin.RangeExceeded:
+            raised_on.append((lo, hi))
+            raise
+
+    monkeypatch.setattr(lin, "_checked_exponent", check_spy)
+    spied_bounds = []
+
+    def bounds_spy(x, perm, out=None):
+        copy, lo, hi = bounds(x, perm, out)
+        spied_bounds.append((lo, hi))
+        return copy, lo, hi
+
+    monkeypatch.setattr(lin, "permute_binary_bounds", bounds_spy)
+    cold = tn._build(_glass(60, 60.0, 3))
+    with pytest.raises(lin.RangeExceeded):
+        lin.linear_log(tn._tree(cold, "greedy", 8), [np.exp(a) for a in cold.arrays])
+    assert raised_on and raised_on[-1] == spied_bounds[-1]  # raised on the bounds of the last permuted copy
+
+
+def test_permute_binary_bounds_come_from_the_tiled_pass_only(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.random((2,) * 14)
+    perm = tuple(rng.permutation(14))
+    copy, lo, hi = binary_permute.permute_binary_bounds(x, perm)
+    assert np.array_equal(copy, x.transpose(perm)) and (lo, hi) == (x.min(), x.max())
+    small = rng.random((2,) * 6)
+    copy, lo, hi = binary_permute.permute_binary_bounds(small, (5, 4, 3, 2, 1, 0))  # numpy's copy
+    assert np.array_equal(copy, small.transpose((5, 4, 3, 2, 1, 0))) and lo is None and hi is None
 
 
 def test_an_entry_below_the_range_raises_and_the_oracle_goes_to_logs():

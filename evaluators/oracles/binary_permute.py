@@ -61,8 +61,10 @@ def _blocked_copy(src, dst, hi_s, hi_d, lo_s, lo_d, blk_s, blk_d):
 @njit(cache=True, nogil=True)
 def _tiled_copy(src, dst, hi_s, hi_d, lo_s, lo_d, run_s, tile_d, tile_t, run_t, tmp):
     """For every outer offset: the tile's source runs into ``tmp`` (run r at r * 2^RUN_BITS), then
-    each destination run from ``tmp`` (entry j of destination run a at tmp[tile_t[a] + run_t[j]])."""
+    each destination run from ``tmp`` (entry j of destination run a at tmp[tile_t[a] + run_t[j]]).
+    Returns the smallest and largest entry read (the executor's range check, at no extra pass)."""
     run = run_t.shape[0]
+    smallest, largest = np.inf, -np.inf
     for h in range(hi_s.shape[0]):
         for lo in range(lo_s.shape[0]):
             sb = hi_s[h] + lo_s[lo]
@@ -71,12 +73,16 @@ def _tiled_copy(src, dst, hi_s, hi_d, lo_s, lo_d, run_s, tile_d, tile_t, run_t, 
                 s0 = sb + run_s[r]
                 t0 = r * run
                 for i in range(run):
-                    tmp[t0 + i] = src[s0 + i]
+                    v = src[s0 + i]
+                    smallest = min(smallest, v)
+                    largest = max(largest, v)
+                    tmp[t0 + i] = v
             for a in range(tile_d.shape[0]):
                 d0 = db + tile_d[a]
                 t0 = tile_t[a]
                 for j in range(run):
                     dst[d0 + j] = tmp[t0 + run_t[j]]
+    return smallest, largest
 
 
 def _outer_tables(outer, src_stride, dst_stride):
@@ -120,10 +126,10 @@ def _tile_buffer(size: int) -> np.ndarray:
     return buffer
 
 
-def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: int) -> None:
+def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: int) -> tuple[float, float]:
     tables = _tiled_tables(x.ndim, perm, bits)
     run_s = tables[4]
-    _tiled_copy(x.reshape(-1), out, *tables, _tile_buffer(run_s.size << bits))
+    return _tiled_copy(x.reshape(-1), out, *tables, _tile_buffer(run_s.size << bits))
 
 
 def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
@@ -131,16 +137,22 @@ def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None 
     length 2 (anything else: numpy's copy). A view when ``perm`` is the identity. ``out``: a flat
     float64 buffer of ``x.size`` entries to write the blocked copy into (the result is a view of
     it); unused by the numpy fallback and the identity."""
+    return permute_binary_bounds(x, perm, out)[0]
+
+
+def permute_binary_bounds(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None):
+    """:func:`permute_binary`, and the smallest and largest entry of ``x`` when the tiled kernel
+    made the copy (it reads every entry anyway), else None and None."""
     k = x.ndim
     perm = tuple(perm)
     if perm == tuple(range(k)):
-        return x
+        return x, None, None
     if k <= 2 * BLOCK_BITS or x.dtype != np.float64 or not x.flags.c_contiguous or any(d != 2 for d in x.shape):
-        return np.ascontiguousarray(x.transpose(perm))
+        return np.ascontiguousarray(x.transpose(perm)), None, None
     out = np.empty(x.size) if out is None else out
     if RUN_BITS:
-        _permute_tiled(x, perm, out, min(RUN_BITS, k))
-        return out.reshape((2,) * k)
+        lo, hi = _permute_tiled(x, perm, out, min(RUN_BITS, k))
+        return out.reshape((2,) * k), lo, hi
     src_stride = [1 << (k - 1 - a) for a in range(k)]
     dst_pos = [0] * k
     for j, a in enumerate(perm):
@@ -153,4 +165,4 @@ def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None 
     hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
     tables = [_offsets([src_stride[a] for a in axes], [dst_stride[a] for a in axes]) for axes in (hi, lo, block)]
     _blocked_copy(x.reshape(-1), out, *tables[0], *tables[1], *tables[2])
-    return out.reshape((2,) * k)
+    return out.reshape((2,) * k), None, None

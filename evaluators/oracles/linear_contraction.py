@@ -6,10 +6,13 @@ allow a matmul, possibly of a transposed view), and the product stays in the ord
 (batch, kept of one, kept of the other): intermediates carry their index labels in memory order, so
 no output transpose is ever made. Products and permuted copies are written into reused buffers
 (:class:`Buffers`, one pool per slice worker: after its first slice a worker allocates nothing).
-Then one pass over the product (numba) takes its smallest and largest entries: an entry below
+Every product's smallest and largest entries are taken before it is used: an entry below
 ``J * TINY`` (J = terms summed into it) raises :class:`RangeExceeded` (the caller redoes the
 contraction on logs); a largest entry outside [2^-64, 2^64] rescales the product by a power of
-two (exact), the power kept aside.
+two (exact), the power kept aside. The check is made when the product is consumed, in the pass
+of its permuted copy when it gets one (the tiled permute reads every entry anyway; nearly every
+entry written on the P06 paths is permuted once), else in a pass of its own (numba): the separate
+pass took 5-7% of a P06 n = 250 slice.
 
 Why not cotengra's own ``tree.contract(..., strip_exponent=True)`` (the executor before, kept in
 ``oracle_bench`` as the baseline): numpy's copy of a transposed 2 x ... x 2 tensor is slow (see
@@ -30,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.binary_permute import permute_binary
+from evaluators.oracles.binary_permute import permute_binary_bounds
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
 TINY = 1e-290
@@ -74,12 +77,10 @@ def _min_max(x):
     return lo, hi
 
 
-def _checked_scaled(x: np.ndarray, summed: int) -> tuple[np.ndarray, int]:
-    """``x`` (C-contiguous) rescaled in place by 2^-e when its largest entry is out of range, and
-    e; RangeExceeded when its smallest entry (after rescaling) is below summed * TINY or not finite."""
-    if x.size == 0:
-        return x, 0
-    lo, hi = _min_max(x.reshape(-1))
+def _checked_exponent(lo: float, hi: float, summed: int) -> int:
+    """The e by which a tensor with smallest entry ``lo`` and largest ``hi`` is to be rescaled
+    (by 2^-e; 0 when its largest entry is in range); RangeExceeded when its smallest entry (after
+    rescaling) is below summed * TINY or not finite."""
     e = 0
     if not (2.0 ** -_RESCALE_ABOVE_BITS <= hi <= 2.0 ** _RESCALE_ABOVE_BITS):
         if not (math.isfinite(hi) and hi > 0.0):
@@ -87,6 +88,15 @@ def _checked_scaled(x: np.ndarray, summed: int) -> tuple[np.ndarray, int]:
         e = math.frexp(hi)[1]
     if not (math.ldexp(lo, -e) >= summed * TINY):  # NaN fails too
         raise RangeExceeded
+    return e
+
+
+def _checked_scaled(x: np.ndarray, summed: int) -> tuple[np.ndarray, int]:
+    """``x`` (C-contiguous) rescaled in place by 2^-e when its largest entry is out of range, and
+    e; RangeExceeded when its smallest entry (after rescaling) is below summed * TINY or not finite."""
+    if x.size == 0:
+        return x, 0
+    e = _checked_exponent(*_min_max(x.reshape(-1)), summed)
     if e:
         x *= math.ldexp(1.0, -e)
     return x, e
@@ -108,19 +118,28 @@ def _operand_recipe(ix: tuple, shape: tuple, batch: tuple, summed: tuple, summed
     return (tuple(ix.index(c) for c in order), (nb, nk, ns) if summed_last else (nb, ns, nk), False), kept
 
 
-def _stack(x: np.ndarray, recipe: tuple, buffers: Buffers) -> tuple[np.ndarray, np.ndarray | None]:
-    """``x`` made a matrix stack by ``recipe`` (:func:`_operand_recipe`), and the buffer taken
-    from ``buffers`` for its copy (None for a view)."""
+def _stack(x: np.ndarray, recipe: tuple, buffers: Buffers, summed: int | None = None):
+    """``x`` made a matrix stack by ``recipe`` (:func:`_operand_recipe`), the buffer taken from
+    ``buffers`` for its copy (None for a view), and e: with ``summed`` (J of a product not yet
+    checked) ``x`` is range-checked and rescaled by 2^-e as :func:`_checked_scaled` does, in the
+    pass of its copy when the tiled permute makes one (e = 0 without ``summed``)."""
     perm, shape, swap = recipe
-    buffer = None
+    buffer, e, bounds = None, 0, (None, None)
     if perm is not None:
         buffer = buffers.take(x.size)
-        x = permute_binary(x, perm, out=buffer)
-        if x.base is not buffer:  # numpy's copy (off the blocked copy's domain): the buffer is unused
+        copy, *bounds = permute_binary_bounds(x, perm, out=buffer)
+        if copy.base is not buffer:  # numpy's copy (off the blocked copy's domain): the buffer is unused
             buffers.give(buffer)
             buffer = None
-    m = x.reshape(shape)
-    return (m.swapaxes(1, 2) if swap else m), buffer
+    else:
+        copy = x
+    if summed is not None and x.size:
+        lo, hi = bounds if bounds[0] is not None else _min_max(x.reshape(-1))
+        e = _checked_exponent(lo, hi, summed)
+        if e:
+            copy *= math.ldexp(1.0, -e)
+    m = copy.reshape(shape)
+    return (m.swapaxes(1, 2) if swap else m), buffer, e
 
 
 @functools.lru_cache(maxsize=4096)
@@ -161,22 +180,37 @@ def contract_pair(a: np.ndarray, ia: tuple, b: np.ndarray, ib: tuple, ip,
     labels in memory order, and J, the number of terms summed into each entry. An index in one
     operand only and not kept is summed within it first; the larger operand sets the order of
     the shared labels (it is copied least)."""
+    return _contract_checked(a, ia, None, b, ib, None, ip, buffers)[:3]
+
+
+def _contract_checked(a: np.ndarray, ia: tuple, summed_a: int | None, b: np.ndarray, ib: tuple,
+                      summed_b: int | None, ip, buffers: Buffers | None = None):
+    """:func:`contract_pair`, each operand first range-checked (and rescaled) when its J is given
+    (a product not checked yet; None: checked already, or an input), in the pass of its permuted
+    copy when it has one: the product, its labels, its J, and the sum of the operands' e."""
     buffers = buffers if buffers is not None else Buffers()
     (drop_a, drop_b), swap, recipe_a, recipe_b, out3, shape, labels, summed = _pair_recipe(
         tuple(ia), a.shape, tuple(ib), b.shape, tuple(ip))
-    if drop_a:
+    e = 0
+    if drop_a:  # checked before its lone axes are summed: the sums of entries in range are in range
+        if summed_a is not None:
+            a, e_a = _checked_scaled(a, summed_a)
+            e, summed_a = e + e_a, None
         a = np.ascontiguousarray(a.sum(axis=drop_a))
     if drop_b:
+        if summed_b is not None:
+            b, e_b = _checked_scaled(b, summed_b)
+            e, summed_b = e + e_b, None
         b = np.ascontiguousarray(b.sum(axis=drop_b))
     if swap:
-        a, b = b, a
-    A, buffer_a = _stack(a, recipe_a, buffers)
-    B, buffer_b = _stack(b, recipe_b, buffers)
+        a, summed_a, b, summed_b = b, summed_b, a, summed_a
+    A, buffer_a, e_a = _stack(a, recipe_a, buffers, summed_a)
+    B, buffer_b, e_b = _stack(b, recipe_b, buffers, summed_b)
     out = buffers.take(math.prod(out3))
     np.matmul(A, B, out=out.reshape(out3))
     buffers.give(buffer_a)
     buffers.give(buffer_b)
-    return out.reshape(shape), labels, summed
+    return out.reshape(shape), labels, summed, e + e_a + e_b
 
 
 def _schedule(tree) -> tuple[list[tuple], list[tuple]]:
@@ -196,17 +230,20 @@ def _contract_slice(tree, arrays: list[np.ndarray], i: int, buffers: Buffers | N
     buffers = buffers if buffers is not None else Buffers()
     leaves, merges = schedule if schedule is not None else _schedule(tree)
     temps, exponent = {}, 0
-    for leaf, arr in enumerate(tree.slice_arrays(arrays, i)):  # (tensor, labels, its pooled buffer)
-        temps[leaf] = (np.ascontiguousarray(arr), leaves[leaf], None)
+    # (tensor, labels, its pooled buffer, J while not range-checked: products are checked when consumed)
+    for leaf, arr in enumerate(tree.slice_arrays(arrays, i)):
+        temps[leaf] = (np.ascontiguousarray(arr), leaves[leaf], None, None)
     for p, left, right, kept in merges:
-        (a, ia, buffer_a), (b, ib, buffer_b) = temps.pop(left), temps.pop(right)
-        out, labels, summed = contract_pair(a, ia, b, ib, kept, buffers)
+        (a, ia, buffer_a, summed_a), (b, ib, buffer_b, summed_b) = temps.pop(left), temps.pop(right)
+        out, labels, summed, e = _contract_checked(a, ia, summed_a, b, ib, summed_b, kept, buffers)
         buffers.give(buffer_a)
         buffers.give(buffer_b)
-        out, e = _checked_scaled(out, summed)
         exponent += e
-        temps[p] = (out, labels, out.base)  # the product is a reshaped view of its buffer
-    (x, ix, buffer), = temps.values()
+        temps[p] = (out, labels, out.base, summed)  # the product is a reshaped view of its buffer
+    (x, ix, buffer, summed), = temps.values()
+    if summed is not None:  # the root product
+        x, e = _checked_scaled(x, summed)
+        exponent += e
     total, e = _checked_scaled(np.asarray(x.sum(), dtype=float).reshape(1), x.size)  # a single tensor, or the root
     buffers.give(buffer)
     return math.log(float(total[0])) + (exponent + e) * math.log(2.0)
