@@ -28,14 +28,37 @@ def test_permute_binary_is_numpys_transpose(k):
 
 
 def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
-    """Small tables and blocks, so every part of the blocked copy is exercised at 2^15 entries."""
+    """Small tables and blocks, so every part of the gather kernel (RUN_BITS = 0, the baseline) is
+    exercised at 2^15 entries."""
     monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)
     rng = np.random.default_rng(5)
     x = rng.random((2,) * 15)
     for bits in (2, 3, 5, 6):
         monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
         for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
             assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)
+
+
+@pytest.mark.parametrize("run_bits", [1, 2, 3, 5, 8, 13])
+def test_permute_binary_in_runs_is_numpys_transpose(monkeypatch, run_bits):
+    """The tiled kernel at every run length, with small outer tables (both used), on random
+    permutations and on those where the source's and destination's runs share axes (the lowest
+    axis kept, rotations, the reversal) or share none."""
+    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", run_bits)
+    rng = np.random.default_rng(run_bits)
+    k = 14
+    x = rng.random((2,) * k)
+    identity = tuple(range(k))
+    perms = [tuple(rng.permutation(k)) for _ in range(4)] + [
+        identity[::-1], identity[1:] + (0,), (k - 1,) + identity[:-1],
+        tuple(rng.permutation(k - 1)) + (k - 1,),  # the lowest axis stays the lowest
+        identity[k // 2:] + identity[:k // 2]]  # the two halves swapped: no run axis shared
+    for perm in perms:
+        out = np.full(x.size, np.nan)
+        got = binary_permute.permute_binary(x, perm, out=out)
+        assert got.base is out and np.array_equal(got, x.transpose(perm)), perm
 
 
 def test_permute_binary_falls_back_to_numpy_off_its_domain():
@@ -80,14 +103,14 @@ def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_mat
     """Cold enough (beta = 6) that the contraction's values fall far below 2^-64, so intermediates
     are rescaled by powers of two; sliced into 2^k pieces contracted in threads and one by one."""
     scales = []
-    checked = lin._checked_scaled
+    checked = lin._checked_exponent
 
-    def spy(x, summed):
-        out, e = checked(x, summed)
+    def spy(lo, hi, summed):
+        e = checked(lo, hi, summed)
         scales.append(e)
-        return out, e
+        return e
 
-    monkeypatch.setattr(lin, "_checked_scaled", spy)
+    monkeypatch.setattr(lin, "_checked_exponent", spy)
     for fields, width in ((False, 26), (True, 6)):
         model = _glass(36, 6.0, 3 + fields, fields)
         net = tn._build(model)
@@ -99,6 +122,72 @@ def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_mat
         ref = transfer_matrix_log_z(model)
         assert abs(net.log_offset + threads - ref) <= 1e-9 * abs(ref), (fields, tree.nslices)
     assert any(e < 0 for e in scales)  # rescaled upwards: the values went below 2^-64
+
+
+def test_the_range_check_in_the_permute_pass_rescales_and_raises_as_its_own_pass(monkeypatch):
+    """With tiles of 2^2 from 2^5 entries, most products are checked in the pass of their
+    permuted copy (the tiled kernel's bounds): cold (beta = 40, n = 60, sliced into 4) the
+    contraction rescales there and equals the log-domain route and the check in a pass of its own
+    (the gather kernel, which gives no bounds); colder (beta = 60) it raises RangeExceeded on the
+    bounds of a permuted copy."""
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
+    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)
+    fused = []
+    bounds = lin.permute_binary_bounds
+
+    def spy(x, perm, out=None):
+        copy, lo, hi = bounds(x, perm, out)
+        if lo is not None:
+            assert (lo, hi) == (x.min(), x.max())
+            fused.append(math.frexp(hi)[1] if not 2.0 ** -64 <= hi <= 2.0 ** 64 else 0)
+        return copy, lo, hi
+
+    monkeypatch.setattr(lin, "permute_binary_bounds", spy)
+    net = tn._build(_glass(60, 40.0, 3))
+    tree = tn._tree(net, "greedy", 8)
+    arrays = [np.exp(a) for a in net.arrays]
+    value = lin.linear_log(tree, arrays, 2)
+    assert tree.nslices > 1 and len(fused) > 10 and any(e != 0 for e in fused)  # rescaled in the permute's pass
+    logs = contract_log(tree, net.arrays, force_log_domain=True)
+    assert abs(value - logs) <= 1e-12 * abs(logs)
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)  # the gather kernel: every check in its own pass
+    fused.clear()
+    assert lin.linear_log(tree, arrays, 2) == value and not fused
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
+    raised_on = []
+    checked = lin._checked_exponent
+
+    def check_spy(lo, hi, summed):
+        try:
+            return checked(lo, hi, summed)
+        except lin.RangeExceeded:
+            raised_on.append((lo, hi))
+            raise
+
+    monkeypatch.setattr(lin, "_checked_exponent", check_spy)
+    spied_bounds = []
+
+    def bounds_spy(x, perm, out=None):
+        copy, lo, hi = bounds(x, perm, out)
+        spied_bounds.append((lo, hi))
+        return copy, lo, hi
+
+    monkeypatch.setattr(lin, "permute_binary_bounds", bounds_spy)
+    cold = tn._build(_glass(60, 60.0, 3))
+    with pytest.raises(lin.RangeExceeded):
+        lin.linear_log(tn._tree(cold, "greedy", 8), [np.exp(a) for a in cold.arrays])
+    assert raised_on and raised_on[-1] == spied_bounds[-1]  # raised on the bounds of the last permuted copy
+
+
+def test_permute_binary_bounds_come_from_the_tiled_pass_only(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.random((2,) * 14)
+    perm = tuple(rng.permutation(14))
+    copy, lo, hi = binary_permute.permute_binary_bounds(x, perm)
+    assert np.array_equal(copy, x.transpose(perm)) and (lo, hi) == (x.min(), x.max())
+    small = rng.random((2,) * 6)
+    copy, lo, hi = binary_permute.permute_binary_bounds(small, (5, 4, 3, 2, 1, 0))  # numpy's copy
+    assert np.array_equal(copy, small.transpose((5, 4, 3, 2, 1, 0))) and lo is None and hi is None
 
 
 def test_an_entry_below_the_range_raises_and_the_oracle_goes_to_logs():

@@ -22,17 +22,18 @@ def test_tn_bench_paths_agree():
 
 def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monkeypatch):
     """Where a search runs (every greedy path deemed costly) and the trees are sliced, the before
-    and now search settings and permute blocks agree on log Z, and the settings are restored."""
+    and now search settings and permute kernels agree on log Z, and the settings are restored."""
     monkeypatch.setattr(tn, "GREEDY_ENOUGH_FLOPS", 0.0)
     monkeypatch.setattr(tn, "DEFAULT_MAX_WIDTH", 8)
     now = (ps.SEARCH_FRACTION, ps.REFINE_CANDIDATES)
-    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # blocked copies from 2^5 entries, before's from 2^11
-    monkeypatch.setattr(tn_bench, "BEFORE_BLOCK_BITS", 5)
+    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # numba copies from 2^5 entries
+    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)  # now's tiles of runs of 2^2
+    monkeypatch.setattr(tn_bench, "BEFORE_PERMUTE", {"RUN_BITS": 0, "BLOCK_BITS": 2})  # before's gather kernel
     rows = bench_tn(sizes=(60,), seeds=(0, 1))
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
     assert all(r["abs_diff"] < 1e-10 for r in rows)
     assert (ps.SEARCH_FRACTION, ps.REFINE_CANDIDATES) == now != tuple(tn_bench.BEFORE.values())
-    assert binary_permute.BLOCK_BITS == 2
+    assert (binary_permute.BLOCK_BITS, binary_permute.RUN_BITS) == (2, 2)
 
 
 def test_planar_bench_arithmetics_and_threads_agree_when_warm():

@@ -6,21 +6,36 @@ nearly every read lands on another cache line. Measured on 2^24 entries: 1.9 s a
 plain copy. These copies (the transposes before each batched matmul of a contraction) took as long
 as the matmuls themselves on the P06 paths (``evolve perf tn``).
 
-Here the copy goes in blocks: the lowest ``BLOCK_BITS`` axes of the source and of the destination
-together span a block of at most 2^(2 BLOCK_BITS) entries, read and written a cache line at a time;
-the remaining ("outer") axes are walked in destination order, their offsets looked up in two small
-tables. Pure data movement: the output equals numpy's transpose entry for entry.
+The copy goes in tiles (``RUN_BITS``): the lowest ``RUN_BITS`` axes of the source are a contiguous
+run of 2^RUN_BITS entries there, those of the destination a run there; a tile spans both sets of
+axes. Each tile's source runs are read whole into a small buffer (at most 2^(2 RUN_BITS) entries,
+512 KiB: in the core's cache), and the destination runs are written whole from it; the remaining
+("outer") axes are walked in destination order, their offsets looked up in two small tables.
+
+Why whole runs of 2^8 (2 KiB): this machine's memory (a virtual machine's) is latency-bound.
+Copying 2^24 entries in runs of 2^5 / 2^7 / 2^9 / 2^11 entries at scattered places ran at
+1.1 / 2.1 / 3.9 / 4.9e8 entries/s, against 5e8 in order. The kernel before (``BLOCK_BITS``, used
+when RUN_BITS is 0: the baseline of ``evolve perf tn``) gathered every entry of a 2^12-entry block
+through two offset tables, so both sides moved in runs of 2^6: 1.4-1.6e8 entries/s on random
+permutations of 24 axes, against 2.0-2.5e8 for tiles of 2^7 and 2.7e8 for 2^8 (2^9: 1.5e8, the
+tile outgrows the cache). On P06 n = 250 (one thread, same tree): the permutes of a slice 0.17 ->
+0.10 s (seed 1) and 0.46 -> 0.28 s (seed 0), the slice 0.47 -> 0.39 s and 1.21 -> 1.03 s.
+Pure data movement: the output equals numpy's transpose entry for entry.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
+
 import numpy as np
 from numba import njit
 
-BLOCK_BITS = 6  # blocks of up to 2^12 float64 (32 KiB): 2^6 was 2-3x faster than 2^3 on the P06 paths, and 2^12
+BLOCK_BITS = 6  # the gather kernel's (RUN_BITS = 0) blocks of up to 2^12 float64 (32 KiB): 2^6 was 2-3x faster than 2^3 on the P06 paths, and 2^12
 # than 2^10 on P06 n = 250 seed 1 (3 slices in one thread: 0.86-0.99 s against 1.06-1.14 s) and seed 0 (the
 # whole contraction 6.7-7.4 s against 7.8-9.4 s); 2^14 measured no faster than 2^12
 _TABLE_BITS = 12  # the outer axes' offsets: two tables of at most 2^12 entries
+RUN_BITS = 8  # runs of 2^8 entries read and written whole (module docstring); 0: the blocked gather before
 
 
 def _offsets(strides_src: list[int], strides_dst: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -43,17 +58,101 @@ def _blocked_copy(src, dst, hi_s, hi_d, lo_s, lo_d, blk_s, blk_d):
                 dst[db + blk_d[m]] = src[sb + blk_s[m]]
 
 
+@njit(cache=True, nogil=True)
+def _tiled_copy(src, dst, hi_s, hi_d, lo_s, lo_d, run_s, tile_d, tile_t, run_t, tmp):
+    """For every outer offset: the tile's source runs into ``tmp`` (run r at r * 2^RUN_BITS), then
+    each destination run from ``tmp`` (entry j of destination run a at tmp[tile_t[a] + run_t[j]]).
+    Returns the smallest and largest entry read (the executor's range check, at no extra pass)."""
+    run = run_t.shape[0]
+    smallest, largest = np.inf, -np.inf
+    for h in range(hi_s.shape[0]):
+        for lo in range(lo_s.shape[0]):
+            sb = hi_s[h] + lo_s[lo]
+            db = hi_d[h] + lo_d[lo]
+            for r in range(run_s.shape[0]):
+                s0 = sb + run_s[r]
+                t0 = r * run
+                for i in range(run):
+                    v = src[s0 + i]
+                    smallest = min(smallest, v)
+                    largest = max(largest, v)
+                    tmp[t0 + i] = v
+            for a in range(tile_d.shape[0]):
+                d0 = db + tile_d[a]
+                t0 = tile_t[a]
+                for j in range(run):
+                    dst[d0 + j] = tmp[t0 + run_t[j]]
+    return smallest, largest
+
+
+def _outer_tables(outer, src_stride, dst_stride):
+    n_lo = min(_TABLE_BITS, len(outer))
+    hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
+    return (*_offsets([src_stride[a] for a in hi], [dst_stride[a] for a in hi]),
+            *_offsets([src_stride[a] for a in lo], [dst_stride[a] for a in lo]))
+
+
+@functools.lru_cache(maxsize=256)
+def _tiled_tables(k: int, perm: tuple[int, ...], bits: int) -> tuple[np.ndarray, ...]:
+    """The offset tables of the tiled copy of k axes by ``perm``: cached, since every slice of a
+    contraction repeats the same permutations (building them cost about 3% of a P06 slice)."""
+    src_stride = [1 << (k - 1 - a) for a in range(k)]
+    dst_pos = [0] * k
+    for j, a in enumerate(perm):
+        dst_pos[a] = j
+    dst_stride = [1 << (k - 1 - dst_pos[a]) for a in range(k)]
+    src_low = list(range(k - bits, k))  # contiguous in the source
+    dst_low = list(perm[k - bits:])  # contiguous in the destination, in its order
+    rows = [a for a in dst_low if a not in src_low]  # the tile's source runs: one per combination
+    cols = [a for a in src_low if a not in dst_low]  # the tile's destination runs: one per combination
+    outer = [a for a in perm if a not in src_low and a not in rows]  # in destination order: writes go forward
+    # where an entry of the tile sits in tmp: source run (rows) * 2^bits + offset within the run
+    tmp_stride = {a: src_stride[a] for a in src_low} | {a: 1 << (bits + len(rows) - 1 - i) for i, a in enumerate(rows)}
+    run_s, _ = _offsets([src_stride[a] for a in rows], [0] * len(rows))
+    tile_d, tile_t = _offsets([dst_stride[a] for a in cols], [tmp_stride[a] for a in cols])
+    run_t, _ = _offsets([tmp_stride[a] for a in dst_low], [0] * bits)
+    return (*_outer_tables(outer, src_stride, dst_stride), run_s, tile_d, tile_t, run_t)
+
+
+_THREAD = threading.local()  # each thread's tile buffer (slice workers permute side by side)
+
+
+def _tile_buffer(size: int) -> np.ndarray:
+    """A scratch buffer of ``size`` entries for this thread, reused from call to call (a fresh
+    one of 2^16 entries is fresh pages, page faults, on every call)."""
+    buffer = getattr(_THREAD, "tile", None)
+    if buffer is None or buffer.size < size:
+        buffer = _THREAD.tile = np.empty(max(size, 1 << (2 * RUN_BITS)))
+    return buffer
+
+
+def _permute_tiled(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray, bits: int) -> tuple[float, float]:
+    tables = _tiled_tables(x.ndim, perm, bits)
+    run_s = tables[4]
+    return _tiled_copy(x.reshape(-1), out, *tables, _tile_buffer(run_s.size << bits))
+
+
 def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
     """C-contiguous ``x.transpose(perm)`` for a C-contiguous float64 ``x`` whose axes all have
     length 2 (anything else: numpy's copy). A view when ``perm`` is the identity. ``out``: a flat
     float64 buffer of ``x.size`` entries to write the blocked copy into (the result is a view of
     it); unused by the numpy fallback and the identity."""
+    return permute_binary_bounds(x, perm, out)[0]
+
+
+def permute_binary_bounds(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None = None):
+    """:func:`permute_binary`, and the smallest and largest entry of ``x`` when the tiled kernel
+    made the copy (it reads every entry anyway), else None and None."""
     k = x.ndim
     perm = tuple(perm)
     if perm == tuple(range(k)):
-        return x
+        return x, None, None
     if k <= 2 * BLOCK_BITS or x.dtype != np.float64 or not x.flags.c_contiguous or any(d != 2 for d in x.shape):
-        return np.ascontiguousarray(x.transpose(perm))
+        return np.ascontiguousarray(x.transpose(perm)), None, None
+    out = np.empty(x.size) if out is None else out
+    if RUN_BITS:
+        lo, hi = _permute_tiled(x, perm, out, min(RUN_BITS, k))
+        return out.reshape((2,) * k), lo, hi
     src_stride = [1 << (k - 1 - a) for a in range(k)]
     dst_pos = [0] * k
     for j, a in enumerate(perm):
@@ -65,6 +164,5 @@ def permute_binary(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray | None 
     n_lo = min(_TABLE_BITS, len(outer))
     hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
     tables = [_offsets([src_stride[a] for a in axes], [dst_stride[a] for a in axes]) for axes in (hi, lo, block)]
-    out = np.empty(x.size) if out is None else out
     _blocked_copy(x.reshape(-1), out, *tables[0], *tables[1], *tables[2])
-    return out.reshape((2,) * k)
+    return out.reshape((2,) * k), None, None

@@ -3,14 +3,15 @@ before, in the same process (seconds, flops, ratios, and the difference in log Z
 
 P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in both). "before": the
 search stopped once it had run as long as its best tree's predicted contraction time
-(``SEARCH_FRACTION`` 1), only its best tree refined (``REFINE_CANDIDATES`` 1), and the permute's
-blocks of up to 2^10 entries (``BEFORE_BLOCK_BITS``), as before this round; "now":
+(``SEARCH_FRACTION`` 1), only its best tree refined (``REFINE_CANDIDATES`` 1), as two rounds ago,
+and the permute kernel before this round (``BEFORE_PERMUTE``: every entry gathered through offset
+tables in blocks of 2^12); "now":
 :mod:`evaluators.oracles.path_search` and :mod:`evaluators.oracles.binary_permute` as configured.
 Both through ``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by
 ``contract_log`` (2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
 differ from run to run: the two configurations alternate in the order they run per seed. With
-``cross_blocks``, now's tree is contracted again with the permute's blocks as before
-(``BEFORE_BLOCK_BITS``): the permute kernel's ratio on one tree.
+``cross_blocks``, now's tree is contracted again with the permute kernel of before
+(``BEFORE_PERMUTE``): the permute kernel's ratio on one tree.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from evaluators.oracles.log_contraction import contract_log
 from tasks.registry import get_task
 
 BEFORE = {"SEARCH_FRACTION": 1.0, "REFINE_CANDIDATES": 1}  # the search's settings before this round
-BEFORE_BLOCK_BITS = 5  # the permute's blocks before: up to 2^10 entries
+BEFORE_PERMUTE = {"RUN_BITS": 0, "BLOCK_BITS": 6}  # the permute kernel before: the gather in blocks of 2^12
 
 
 def _timed(fn, *args, **kw):
@@ -58,31 +59,34 @@ def search_settings(settings: dict):
             setattr(ps, name, value)
 
 
-def _run(net, settings: dict, block_bits: int, row: dict, tag: str):
+def _run(net, settings: dict, permute: dict, row: dict, tag: str):
     tn._TREE_CACHE.clear()
     with search_settings(settings):
         tree, row[f"{tag}_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
     row.update({f"{tag}_flops": float(tree.contraction_cost()), f"{tag}_writes": float(tree.total_write()),
                 f"{tag}_slices": int(tree.nslices)})
-    log_z, row[f"{tag}_contract_s"], row[f"{tag}_contract_cpu_s"] = _contract_with_blocks(tree, net, block_bits)
+    log_z, row[f"{tag}_contract_s"], row[f"{tag}_contract_cpu_s"] = _contract_with_permute(tree, net, permute)
     row[f"{tag}_log_z"] = log_z + net.log_offset
     row[f"{tag}_total_s"] = row[f"{tag}_path_s"] + row[f"{tag}_contract_s"]
     return tree
 
 
-def _contract_with_blocks(tree, net, bits: int):
-    now = binary_permute.BLOCK_BITS
-    binary_permute.BLOCK_BITS = bits
+def _contract_with_permute(tree, net, permute: dict):
+    """The contraction timed with the permute kernel's settings replaced ({} for now's)."""
+    saved = {name: getattr(binary_permute, name) for name in permute}
+    for name, value in permute.items():
+        setattr(binary_permute, name, value)
     try:
         return _timed_cpu(contract_log, tree, net.arrays)
     finally:
-        binary_permute.BLOCK_BITS = now
+        for name, value in saved.items():
+            setattr(binary_permute, name, value)
 
 
 def bench_tn(sizes=(100, 150, 200, 250), seeds=(0,), cross_blocks: bool = True) -> list[dict]:
     """One row per (n, seed): the greedy path (cotengra's Rust finder), the oracle with the search
     before and now (path search and contraction timed apart; before first on even seeds, now
-    first on odd ones), and with ``cross_blocks`` now's tree contracted with the permute's blocks
+    first on odd ones), and with ``cross_blocks`` now's tree contracted with the permute kernel
     of before."""
     task = get_task("P06")
     warm = tn._build(task.to_model(task.probe_params(20, 0, 0), 20).with_beta(1.0))
@@ -98,14 +102,14 @@ def bench_tn(sizes=(100, 150, 200, 250), seeds=(0,), cross_blocks: bool = True) 
                 greedy, row["greedy_path_s"] = _timed(ctg.array_contract_tree, net.inputs, output=(), shapes=shapes,
                                                       optimize="greedy")
             row["greedy_flops"] = float(greedy.contraction_cost())
-            order = [("before", BEFORE, BEFORE_BLOCK_BITS), ("now", {}, binary_permute.BLOCK_BITS)]
-            trees = {tag: _run(net, settings, bits, row, tag)
-                     for tag, settings, bits in (order if seed % 2 == 0 else order[::-1])}
+            order = [("before", BEFORE, BEFORE_PERMUTE), ("now", {}, {})]
+            trees = {tag: _run(net, settings, permute, row, tag)
+                     for tag, settings, permute in (order if seed % 2 == 0 else order[::-1])}
             row["abs_diff"] = abs(row["now_log_z"] - row["before_log_z"])
             row["old_blocks_s"] = None
             if cross_blocks:
-                value, row["old_blocks_s"], row["old_blocks_cpu_s"] = _contract_with_blocks(
-                    trees["now"], net, BEFORE_BLOCK_BITS)
+                value, row["old_blocks_s"], row["old_blocks_cpu_s"] = _contract_with_permute(
+                    trees["now"], net, BEFORE_PERMUTE)
                 row["abs_diff"] = max(row["abs_diff"], abs(value + net.log_offset - row["now_log_z"]))
             rows.append(row)
     return rows
@@ -118,13 +122,14 @@ def format_tn(rows: list[dict]) -> str:
 
     cols = f"{'flops':>8} {'slices':>6} {'contract':>8} {'CPU':>8} {'total':>8}"
     head = (f"{'n':>4} {'seed':>4}  {'greedy':>14}  {'before: search':>14} {cols}  {'now: search':>11} {cols}  "
-            f"{'before/now':>10}  {'blocks 2^10, same tree':>22}  {'|dlogZ|':>7}")
+            f"{'before/now':>10}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
     lines = ["P06, random 3-regular +-1 glass, beta = 1; before = search stopped at its best tree's predicted",
-             "contraction time, best tree refined, permute blocks of 2^10 entries; now = stopped at "
+             "contraction time, best tree refined, permute gathering entries in blocks of 2^12; now = stopped at "
              f"{ps.SEARCH_FRACTION:g} of it, best "
-             f"{ps.REFINE_CANDIDATES} trees refined; CPU = CPU seconds of the contraction; blocks 2^10 = now's",
-             f"tree contracted with the permute's blocks of before (now 2^{2 * binary_permute.BLOCK_BITS}), "
-             "wall (CPU) seconds and the ratio of CPU seconds to now's",
+             f"{ps.REFINE_CANDIDATES} trees refined, permute in runs of 2^{binary_permute.RUN_BITS}; CPU = CPU "
+             "seconds of the contraction;",
+             "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "
+             "ratio of CPU seconds to now's",
              head, "-" * len(head)]
     for r in rows:
         cross = "-"
@@ -133,5 +138,5 @@ def format_tn(rows: list[dict]) -> str:
                      f"{r['old_blocks_cpu_s'] / r['now_contract_cpu_s']:.2f}x")
         lines.append(f"{r['n']:>4} {r['seed']:>4}  {r['greedy_path_s']:>6.3f} s {r['greedy_flops']:>5.0e}  "
                      f"{'':>4}{side(r, 'before')}  {'':>1}{side(r, 'now')}  "
-                     f"{r['before_total_s'] / r['now_total_s']:>9.2f}x  {cross:>22}  {r['abs_diff']:>7.0e}")
+                     f"{r['before_total_s'] / r['now_total_s']:>9.2f}x  {cross:>25}  {r['abs_diff']:>7.0e}")
     return "\n".join(lines)
