@@ -74,6 +74,7 @@ def test_the_judge_times_sizes_within_the_ladder_first_and_beyond_only_if_the_fi
     assert any(n > 100_000 for n in sizes) and any(n < 100_000 for n in sizes)
     box = BatchSandbox(linear_seconds)
     timings, _, note = _time_more_sizes("code", "log_Z", get_task("P01"), box, 0, JudgeBudget(), LINEAR_RUNGS, sizes)
+    assert note.startswith(f"{len(box.runs)} run(s)")                 # the profile note counts the runs made
     assert fit_growth(timings).usable
     assert all(n < 100_000 for r in box.runs for n in r)       # the doublings (0.4-0.8 s a call) never ran
     assert [n for n, _ in timings[len(LINEAR_RUNGS):]] == [n for n in sizes if n < 100_000]
