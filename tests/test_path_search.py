@@ -194,3 +194,23 @@ def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
         monkeypatch.setattr(ps, "MAX_SEARCH_S", cap)
         ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=9, workers=1)
         assert len(counted[-1].scores) == trials, cap
+
+
+def test_trials_slice_once_and_the_candidates_are_resliced_no_worse():
+    """A trial's tree is sliced once (``TRIAL_SLICE_REPEATS``); ``resliced`` picks the best of 16
+    slicings: within the budget, never costlier, cheaper on a slicing chosen at random (a high
+    temperature), and the same log Z as the transfer matrix."""
+    assert ps.hyper_optimizer(8).slicing_opts == {"target_size": 2 ** 8, "max_repeats": ps.TRIAL_SLICE_REPEATS}
+    model = _glass(60, 3)
+    net = tn._build(model)
+    tree = tn._tree(net, "greedy", 40)
+    ref = transfer_matrix_log_z(model)
+    cheaper = 0
+    for seed in range(6):
+        rough = tree.slice(target_size=2 ** 8, max_repeats=1, temperature=1.0, seed=seed)
+        again = ps.resliced(rough, 8)
+        assert again.contraction_width() <= 8 and ps.combo_cost(again) <= ps.combo_cost(rough)
+        cheaper += ps.combo_cost(again) < ps.combo_cost(rough)
+        assert abs(net.log_offset + contract_log(again, net.arrays) - ref) <= 1e-9 * abs(ref)
+    assert cheaper >= 3, cheaper
+    assert ps.resliced(tree, 40).nslices == 1  # within the budget: left unsliced

@@ -45,6 +45,11 @@ MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a
 SEARCH_FRACTION = 0.5  # stop at this fraction of the best tree's predicted contraction time (module docstring)
 MAX_SEARCH_S = 30.0  # a hard cap: what a contraction of 1e12 flops (MAX_FLOPS, ~50-100 s) is worth at that fraction
 REFINE_CANDIDATES = 2  # best distinct trees refined at the end: one per pool worker
+# a trial's tree is sliced to the budget once (cotengra's default: the best of 16 randomised slicings). At
+# P06 n = 250 the 16 took 0.12-0.37 s a trial, as long as building the tree (0.1-0.5 s); one slicing costs
+# 0.02 s and 0-10% more than the best of 16, the same for every trial, so it ranks trials as well. The
+# candidates kept for refinement are sliced again with the 16 (``resliced``)
+TRIAL_SLICE_REPEATS = 1
 POOL_WORTH_S = 12.0  # a search predicted to last longer goes to the pool (starting it: 0.5 s idle, seconds at load 8)
 _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping rule
 _WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own loop spins)
@@ -70,7 +75,7 @@ def _methods() -> list[str]:
 def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                     methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
     """A serial optimizer scored by ``SEARCH_MINIMIZE`` with every trial sliced to 2^max_width
-    floats, stopping (used alone, as ``optimize=``) at best flops / (CONTRACT_RATE / 4) seconds
+    floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as ``optimize=``) at best flops / (CONTRACT_RATE / 4) seconds
     or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
@@ -79,7 +84,8 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _methods()), max_repeats=max_trials,
                                   max_time=f"rate:{CONTRACT_RATE / 4:g}", minimize=SEARCH_MINIMIZE, parallel=False,
-                                  progbar=False, slicing_opts={"target_size": 2 ** int(max_width)})
+                                  progbar=False, slicing_opts={"target_size": 2 ** int(max_width),
+                                                               "max_repeats": TRIAL_SLICE_REPEATS})
 
 
 def combo_cost(tree) -> float:
@@ -95,11 +101,21 @@ def within_budget(tree, max_width: float):
     return tree.slice(target_size=2 ** int(max_width))
 
 
-def refined(tree, max_width: float):
-    """The tree after cotengra's subtree reconfiguration (each subtree of up to 8 tensors re-pathed
-    optimally, slices kept), within the budget, when that lowers its cost (0.6-3.6 s a tree at
-    P06 n = 250)."""
+def resliced(tree, max_width: float):
+    """The tree with its slicing chosen again, as the best of cotengra's 16 randomised slicings to
+    2^max_width floats (a search trial's tree was sliced once), when that lowers its cost."""
     tree = within_budget(tree, max_width)
+    if not tree.sliced_inds:
+        return tree
+    again = tree.slice(target_size=2 ** int(max_width), reslice=True)
+    return again if combo_cost(again) < combo_cost(tree) else tree
+
+
+def refined(tree, max_width: float):
+    """The tree resliced (:func:`resliced`) and after cotengra's subtree reconfiguration (each
+    subtree of up to 8 tensors re-pathed optimally, slices kept), within the budget, when that
+    lowers its cost (0.6-3.6 s a tree at P06 n = 250)."""
+    tree = resliced(tree, max_width)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         better = within_budget(tree.subtree_reconfigure(minimize=SEARCH_MINIMIZE), max_width)

@@ -2,9 +2,8 @@
 before, in the same process (seconds, flops, ratios, and the difference in log Z between the two).
 
 P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in both). "before": the
-search stopped once it had run as long as its best tree's predicted contraction time
-(``SEARCH_FRACTION`` 1), only its best tree refined (``REFINE_CANDIDATES`` 1), as two rounds ago,
-and the permute kernel before this round (``BEFORE_PERMUTE``: every entry gathered through offset
+search with every trial's tree sliced as the best of 16 randomised slicings (``TRIAL_SLICE_REPEATS``
+16, cotengra's default) as before this round, and the permute kernel of the round before (``BEFORE_PERMUTE``: every entry gathered through offset
 tables in blocks of 2^12); "now":
 :mod:`evaluators.oracles.path_search` and :mod:`evaluators.oracles.binary_permute` as configured.
 Both through ``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by
@@ -28,7 +27,7 @@ from evaluators.oracles import tensor_network as tn
 from evaluators.oracles.log_contraction import contract_log
 from tasks.registry import get_task
 
-BEFORE = {"SEARCH_FRACTION": 1.0, "REFINE_CANDIDATES": 1}  # the search's settings before this round
+BEFORE = {"TRIAL_SLICE_REPEATS": 16}  # the search's settings before this round
 BEFORE_PERMUTE = {"RUN_BITS": 0, "BLOCK_BITS": 6}  # the permute kernel before: the gather in blocks of 2^12
 
 
@@ -123,11 +122,11 @@ def format_tn(rows: list[dict]) -> str:
     cols = f"{'flops':>8} {'slices':>6} {'contract':>8} {'CPU':>8} {'total':>8}"
     head = (f"{'n':>4} {'seed':>4}  {'greedy':>14}  {'before: search':>14} {cols}  {'now: search':>11} {cols}  "
             f"{'before/now':>10}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
-    lines = ["P06, random 3-regular +-1 glass, beta = 1; before = search stopped at its best tree's predicted",
-             "contraction time, best tree refined, permute gathering entries in blocks of 2^12; now = stopped at "
-             f"{ps.SEARCH_FRACTION:g} of it, best "
-             f"{ps.REFINE_CANDIDATES} trees refined, permute in runs of 2^{binary_permute.RUN_BITS}; CPU = CPU "
-             "seconds of the contraction;",
+    lines = ["P06, random 3-regular +-1 glass, beta = 1; before = each search trial's tree sliced as the best of "
+             f"{BEFORE['TRIAL_SLICE_REPEATS']} slicings; now = of {ps.TRIAL_SLICE_REPEATS} (the {ps.REFINE_CANDIDATES} "
+             "candidates resliced with 16); both stopped at "
+             f"{ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in runs of "
+             f"2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
              "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "
              "ratio of CPU seconds to now's",
              head, "-" * len(head)]
