@@ -44,7 +44,7 @@ import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
-from evaluators.oracles.path_search import combo_cost, search_tree, within_budget
+from evaluators.oracles.path_search import combo_cost, resliced, search_tree, within_budget
 from tasks.model import IsingModel
 
 # memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
@@ -176,7 +176,8 @@ def _tree(net: _Network, optimize, max_width: float):
         if tree.contraction_width() > max_width + HOPELESS_GAP:
             raise TooLarge(f"contraction width {tree.contraction_width():.0f} on the {opt} path: beyond what "
                            f"slicing to 2^{max_width} or a path search can bring within reach")
-        return within_budget(tree, max_width)
+        # an optimizer object's trials may have been sliced once (``path_search.hyper_optimizer``)
+        return within_budget(tree, max_width) if isinstance(opt, str) else resliced(tree, max_width)
 
     if optimize != "auto":
         tree = tree_for(optimize)
