@@ -19,7 +19,9 @@ is re-run by spawned children, which multiprocessing refuses).
 
 The trials go through :class:`_TrialPool` (cotengra's ``parallel=`` accepts any executor): it keeps
 the ``REFINE_CANDIDATES`` best distinct trees (cotengra keeps one), which are refined at the end,
-side by side in the pool when there is one, and the best refined tree is the answer.
+side by side in the pool when there is one, and the best refined tree is the answer. A trial's
+tree is sliced to the memory budget once (``TRIAL_SLICE_REPEATS``: cotengra's best of 16 took as
+long as building the tree); the candidates are sliced again, the best of 16, before refinement.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ REFINE_CANDIDATES = 2  # best distinct trees refined at the end: one per pool wo
 # 0.02 s and 0-10% more than the best of 16, the same for every trial, so it ranks trials as well. The
 # candidates kept for refinement are sliced again with the 16 (``resliced``)
 TRIAL_SLICE_REPEATS = 1
+CANDIDATE_SLICE_REPEATS = 16
 POOL_WORTH_S = 12.0  # a search predicted to last longer goes to the pool (starting it: 0.5 s idle, seconds at load 8)
 _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping rule
 _WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own loop spins)
@@ -75,8 +78,8 @@ def _methods() -> list[str]:
 def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                     methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
     """A serial optimizer scored by ``SEARCH_MINIMIZE`` with every trial sliced to 2^max_width
-    floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as ``optimize=``) at best flops / (CONTRACT_RATE / 4) seconds
-    or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
+    floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as ``optimize=``) at best
+    flops / (CONTRACT_RATE / 4) seconds or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
     refines its best few trees instead."""
@@ -102,12 +105,13 @@ def within_budget(tree, max_width: float):
 
 
 def resliced(tree, max_width: float):
-    """The tree with its slicing chosen again, as the best of cotengra's 16 randomised slicings to
-    2^max_width floats (a search trial's tree was sliced once), when that lowers its cost."""
+    """The tree with its slicing chosen again, as the best of ``CANDIDATE_SLICE_REPEATS`` randomised
+    slicings to 2^max_width floats (a search trial's tree was sliced once), when that lowers its
+    cost."""
     tree = within_budget(tree, max_width)
     if not tree.sliced_inds:
         return tree
-    again = tree.slice(target_size=2 ** int(max_width), reslice=True)
+    again = tree.slice(target_size=2 ** int(max_width), max_repeats=CANDIDATE_SLICE_REPEATS, reslice=True)
     return again if combo_cost(again) < combo_cost(tree) else tree
 
 

@@ -3,8 +3,8 @@ before, in the same process (seconds, flops, ratios, and the difference in log Z
 
 P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in both). "before": the
 search with every trial's tree sliced as the best of 16 randomised slicings (``TRIAL_SLICE_REPEATS``
-16, cotengra's default) as before this round, and the permute kernel of the round before (``BEFORE_PERMUTE``: every entry gathered through offset
-tables in blocks of 2^12); "now":
+16, cotengra's default) as before this round, and the permute kernel of the round before
+(``BEFORE_PERMUTE``: every entry gathered through offset tables in blocks of 2^12); "now":
 :mod:`evaluators.oracles.path_search` and :mod:`evaluators.oracles.binary_permute` as configured.
 Both through ``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by
 ``contract_log`` (2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
@@ -124,7 +124,7 @@ def format_tn(rows: list[dict]) -> str:
             f"{'before/now':>10}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
     lines = ["P06, random 3-regular +-1 glass, beta = 1; before = each search trial's tree sliced as the best of "
              f"{BEFORE['TRIAL_SLICE_REPEATS']} slicings; now = of {ps.TRIAL_SLICE_REPEATS} (the {ps.REFINE_CANDIDATES} "
-             "candidates resliced with 16); both stopped at "
+             f"candidates resliced with {ps.CANDIDATE_SLICE_REPEATS}); both stopped at "
              f"{ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in runs of "
              f"2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
              "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "
