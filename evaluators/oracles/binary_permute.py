@@ -85,7 +85,17 @@ def _tiled_copy(src, dst, hi_s, hi_d, lo_s, lo_d, run_s, tile_d, tile_t, run_t, 
     return smallest, largest
 
 
+def _strides(k: int, perm: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """Each source axis's stride in the source and in the destination (C order, axes of length 2)."""
+    dst_pos = [0] * k
+    for j, a in enumerate(perm):
+        dst_pos[a] = j
+    return [1 << (k - 1 - a) for a in range(k)], [1 << (k - 1 - dst_pos[a]) for a in range(k)]
+
+
 def _outer_tables(outer, src_stride, dst_stride):
+    """The outer axes' offsets (source, destination) as two tables: the last ``_TABLE_BITS`` axes
+    in one, the rest in the other."""
     n_lo = min(_TABLE_BITS, len(outer))
     hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
     return (*_offsets([src_stride[a] for a in hi], [dst_stride[a] for a in hi]),
@@ -96,11 +106,7 @@ def _outer_tables(outer, src_stride, dst_stride):
 def _tiled_tables(k: int, perm: tuple[int, ...], bits: int) -> tuple[np.ndarray, ...]:
     """The offset tables of the tiled copy of k axes by ``perm``: cached, since every slice of a
     contraction repeats the same permutations (building them cost about 3% of a P06 slice)."""
-    src_stride = [1 << (k - 1 - a) for a in range(k)]
-    dst_pos = [0] * k
-    for j, a in enumerate(perm):
-        dst_pos[a] = j
-    dst_stride = [1 << (k - 1 - dst_pos[a]) for a in range(k)]
+    src_stride, dst_stride = _strides(k, perm)
     src_low = list(range(k - bits, k))  # contiguous in the source
     dst_low = list(perm[k - bits:])  # contiguous in the destination, in its order
     rows = [a for a in dst_low if a not in src_low]  # the tile's source runs: one per combination
@@ -153,16 +159,10 @@ def permute_binary_bounds(x: np.ndarray, perm: tuple[int, ...], out: np.ndarray 
     if RUN_BITS:
         lo, hi = _permute_tiled(x, perm, out, min(RUN_BITS, k))
         return out.reshape((2,) * k), lo, hi
-    src_stride = [1 << (k - 1 - a) for a in range(k)]
-    dst_pos = [0] * k
-    for j, a in enumerate(perm):
-        dst_pos[a] = j
-    dst_stride = [1 << (k - 1 - dst_pos[a]) for a in range(k)]
+    src_stride, dst_stride = _strides(k, perm)
     # the block: the fastest BLOCK_BITS axes of the source and of the destination
     block = sorted(set(range(k - BLOCK_BITS, k)) | set(perm[k - BLOCK_BITS:]))
     outer = [a for a in perm if a not in block]  # in destination order: writes go forward
-    n_lo = min(_TABLE_BITS, len(outer))
-    hi, lo = outer[: len(outer) - n_lo], outer[len(outer) - n_lo:]
-    tables = [_offsets([src_stride[a] for a in axes], [dst_stride[a] for a in axes]) for axes in (hi, lo, block)]
-    _blocked_copy(x.reshape(-1), out, *tables[0], *tables[1], *tables[2])
+    _blocked_copy(x.reshape(-1), out, *_outer_tables(outer, src_stride, dst_stride),
+                  *_offsets([src_stride[a] for a in block], [dst_stride[a] for a in block]))
     return out.reshape((2,) * k), None, None
