@@ -11,7 +11,8 @@ the draw. Running out of the call's time or memory ends the climb at the candida
 frontier: not a numerical failure, but evidence about its cost that the complexity audit holds
 against a polynomial claim (``Frontier`` kind "time" / "memory"). A ``Z_efficient`` whose Z
 overflows a float ends the climb too ("overflow": define log_Z), without counting against it;
-so does a size no oracle reaches or the ladder's own total budget. A candidate that claims
+so does a size no oracle reaches, the ladder's own total budget or its size cap (``max_n``, a
+run's quick setting: "ladder_cap"). A candidate that claims
 exponential cost is not run at a size its own claim prices far over the call's budget
 (``checks.claimed_cost``: "claimed_cost", no evidence against it either way).
 """
@@ -43,6 +44,7 @@ class LadderBudget:
     memory_mb: int = 2048           # address space per call
     total_s: float = 90.0           # the whole climb stops starting new calls after this
     samples: int = 1                # typical parameter draws per rung (cold and critical come on top)
+    max_n: int | None = None        # climb no size above this (None: the task's whole ladder)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,10 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
     started = time.monotonic()
     timed_calls = list(timings)
     for n in task.ladder_sizes:
+        if budget.max_n is not None and n > budget.max_n:
+            why = f"the run's ladder stops at n={budget.max_n} (evaluator.ladder_max_n)"
+            out.stopped, out.frontier = f"stopped before n={n}: {why}", Frontier(n, "ladder_cap", why)
+            return out
         price = claimed_price(claim, task.square_lattice, timed_calls)
         why = price.too_costly(n, budget.rung_timeout_s) if price is not None else None
         if why is not None:

@@ -30,8 +30,8 @@ class Frontier:
     """Where and why the ladder stopped short of its last size without a wrong value.
 
     kind: "time" or "memory" (the candidate's cost: evidence held against a polynomial claim),
-    "overflow" (Z does not fit a float: define log_Z), "no_oracle" or "ladder_budget" (the
-    verifier's own limits, no evidence about the candidate), "claimed_cost" (not run: the
+    "overflow" (Z does not fit a float: define log_Z), "no_oracle", "ladder_budget" or "ladder_cap"
+    (the verifier's own limits, no evidence about the candidate), "claimed_cost" (not run: the
     candidate's own exponential claim prices the call far over its budget)."""
 
     n: int

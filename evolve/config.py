@@ -64,13 +64,14 @@ class Evaluator:
     ladder: bool = True                  # climb the promotion ladder
     rung_timeout_s: float = 20.0
     ladder_total_s: float = 60.0
+    ladder_max_n: int | None = None      # climb no size above this (quick runs); None: the task's whole ladder
     judge: bool = True                   # complexity, class and physics checks
 
     def verify_options(self, seed: int) -> VerifyOptions:
         return VerifyOptions(seed=seed, samples=self.samples, timeout_s=self.timeout_s, memory_mb=self.memory_mb,
                              ladder=self.ladder, judge=self.judge,
                              ladder_budget=LadderBudget(rung_timeout_s=self.rung_timeout_s, memory_mb=self.memory_mb,
-                                                        total_s=self.ladder_total_s),
+                                                        total_s=self.ladder_total_s, max_n=self.ladder_max_n),
                              judge_budget=JudgeBudget(memory_mb=self.memory_mb))
 
 
@@ -156,6 +157,8 @@ _RANGES = [
     ("evaluator.memory_mb", lambda c: c.evaluator.memory_mb >= 256, "must be at least 256"),
     ("evaluator.rung_timeout_s", lambda c: c.evaluator.rung_timeout_s > 0, "must be positive"),
     ("evaluator.ladder_total_s", lambda c: c.evaluator.ladder_total_s > 0, "must be positive"),
+    ("evaluator.ladder_max_n", lambda c: c.evaluator.ladder_max_n is None or c.evaluator.ladder_max_n > 0,
+     "must be a positive spin count or null"),
     ("ray.num_evaluators", lambda c: c.ray.num_evaluators >= 1, "must be at least 1"),
     ("ray.num_proposers", lambda c: c.ray.num_proposers >= 1, "must be at least 1"),
     ("ray.evaluator_cpus", lambda c: c.ray.evaluator_cpus > 0, "must be positive"),

@@ -30,6 +30,7 @@ def test_example_lists_every_key_with_its_default():
         ({"budgets": {"proposals": "many"}}, "budgets.proposals"),
         ({"budgets": {"proposals": 0}}, "budgets.proposals"),
         ({"evaluator": {"ladder": "yes"}}, "evaluator.ladder"),
+        ({"evaluator": {"ladder_max_n": 0}}, "evaluator.ladder_max_n"),
         ({"strategies": {"islands": {"islands": 0}}}, "strategies.islands.islands"),
         ({"database": {"selection": "tournament"}}, "strategies.islands.selection"),   # an older config's section
         ({"strategies": {"tree": {"exploration_c": -1}}}, "strategies.tree.exploration_c"),

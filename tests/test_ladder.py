@@ -57,6 +57,17 @@ def test_correct_candidate_climbs_and_records_rung_times(sandbox):
     assert v.numerical.frontier is None
 
 
+def test_a_size_cap_ends_the_climb_at_the_cap_as_the_verifiers_own_limit(sandbox):
+    code = (FIXTURES / "p01_correct.py").read_text()
+    capped = VerifyOptions(samples=1, judge=False, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0, max_n=5000))
+    v = verify(get_task("P01"), Submission(code), capped, sandbox)
+    assert v.verdict == "accept", v.feedback
+    assert [r.n for r in v.numerical.rungs if r.stage == "ladder"] == [100, 100, 1000, 1000], "nothing above the cap runs"
+    assert v.numerical.largest_n_verified == 1000
+    assert (v.numerical.frontier.n, v.numerical.frontier.kind) == (10_000, "ladder_cap")
+    assert "ladder_max_n" in v.numerical.frontier.detail
+
+
 def test_z_overflow_ends_the_climb_and_asks_for_log_z(sandbox):
     code = "import math\ndef Z_efficient(params, n):\n    K = params['beta'] * params['J']\n    return 2 * (2 * math.cosh(K)) ** (n - 1)\n"
     v = verify(get_task("P01"), Submission(code), QUICK, sandbox)

@@ -52,7 +52,7 @@ def config(strategy: str, api_base: str, root: Path, **extra) -> dict:
     return {"task": "P01", "seed": 1, "strategy": strategy,
             "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
             "proposers": {"llm": 1.0, "structural": 0.0},
-            "evaluator": {"samples": 1, "rung_timeout_s": 5, "ladder_total_s": 10, "judge": False},
+            "evaluator": {"samples": 1, "rung_timeout_s": 5, "ladder_total_s": 10, "ladder_max_n": 1000, "judge": False},
             "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
             "llm": {"models": [{"name": "openai/scripted", "api_base": api_base, "api_key_env": KEY_ENV,
                                 "input_cost_per_token": PRICE_IN, "output_cost_per_token": PRICE_OUT}],
@@ -81,7 +81,7 @@ def islands(ray_cluster, server, tmp_path_factory):
     raw = config("islands", server.base_url, tmp / "runs",
                  budgets={"proposals": 12, "evaluations": 12, "wall_time_s": 600},
                  proposers={"llm": 1.0, "structural": 0.34},
-                 evaluator={"samples": 1, "rung_timeout_s": 5, "ladder_total_s": 10, "judge": True},
+                 evaluator={"samples": 1, "rung_timeout_s": 5, "ladder_total_s": 10, "ladder_max_n": 1000, "judge": True},
                  strategies={"islands": {"islands": 2, "migration_interval": 4}},
                  prompts={"negative": {"enabled": True, "start_after_accepted": None, "start_after_failures": 1}})
     return launch(raw, tmp)

@@ -35,9 +35,9 @@ ray = pytest.importorskip("ray")
 CONFIG = {
     "task": "P01", "seed": 3,
     "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
-    # budgets the P01 programs' calls (up to a few seconds at n = 100000) stay well within, so the
-    # ladder's reach does not depend on the load (see ``population``)
-    "evaluator": {"samples": 1, "ladder_total_s": 40, "rung_timeout_s": 15, "judge": False},
+    # the ladder stops at n = 1000, whose calls take milliseconds: budgets far above them, so the
+    # ladder's reach does not depend on the load (see ``population``), and each run takes seconds
+    "evaluator": {"samples": 1, "ladder_total_s": 40, "rung_timeout_s": 15, "ladder_max_n": 1000, "judge": False},
     "strategies": {"islands": {"islands": 2, "migration_interval": 4}},
     "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
 }

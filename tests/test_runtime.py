@@ -28,7 +28,7 @@ BASE = {
     "task": "P01",
     "seed": 3,
     "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
-    "evaluator": {"samples": 1, "ladder_total_s": 10, "rung_timeout_s": 5, "judge": False},
+    "evaluator": {"samples": 1, "ladder_total_s": 10, "ladder_max_n": 1000, "rung_timeout_s": 5, "judge": False},
     "database": {"islands": 2, "migration_interval": 4},
     "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
 }
