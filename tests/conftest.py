@@ -10,6 +10,21 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
 
+#: the files that take longest (45-210 s each on two busy cores, `--durations`), longest first.
+#: `make test` hands whole files to its two workers in collection order; alphabetically most of these
+#: came last, and the suite ended with one worker idle while the other finished them. Longest first,
+#: the short files fill in at the end.
+LONG_FILES = ("test_runtime.py", "test_run_faults.py", "test_report.py", "test_judgement.py", "test_derivation.py",
+              "test_hostile_inputs.py", "test_structural_templates.py", "test_structural_proposer.py",
+              "test_strategy_bench.py", "test_cluster.py", "test_tune.py", "test_llm_launch.py", "test_task_t17.py",
+              "test_oracle_sweep.py", "test_tree_runtime.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The long files first, in LONG_FILES' order; every other file after them, in collection order."""
+    rank = {name: k for k, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))     # stable: order within a file kept
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_oracle_cache(tmp_path_factory):
