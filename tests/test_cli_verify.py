@@ -23,6 +23,15 @@ def test_accept_prints_one_json_object_and_exits_0(tmp_path):
     assert verdict["numerical"]["largest_n_verified"] >= 12
 
 
+def test_the_ladder_stops_at_the_size_asked_for(tmp_path, capsys):
+    path = candidate_json("p01_correct.py", tmp_path)
+    assert main(["verify", "--task", "P01", str(path), "--json", "--samples", "1", "--ladder-max-n", "1000"]) == 0
+    numerical = json.loads(capsys.readouterr().out)["numerical"]
+    assert numerical["largest_n_verified"] == 1000
+    assert numerical["frontier"]["kind"] == "ladder_cap" and numerical["frontier"]["n"] == 10_000
+    assert max(r["n"] for r in numerical["rungs"]) == 1000
+
+
 def test_reject_exits_1_with_feedback(tmp_path):
     path = tmp_path / "wrong.py"
     path.write_text("def Z_efficient(params, n):\n    return 2.0 ** n\n")
@@ -40,6 +49,7 @@ def test_reject_exits_1_with_feedback(tmp_path):
         ('{"tractable_class": "gauge"}', ["--task", "P01", "{file}"], "has no 'code' string"),
         ("[1, 2]", ["--task", "P01", "{file}"], "must be an object"),
         (None, ["--task", "P01", "{good}", "--samples", "0"], "--samples"),
+        (None, ["--task", "P01", "{good}", "--ladder-max-n", "0"], "--ladder-max-n"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(setup, args, message, tmp_path, capsys):

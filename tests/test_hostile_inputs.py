@@ -213,7 +213,7 @@ def launch(files, which, value):
 
 
 SWEEPS = [(oracle, f) for f in ("--n", "--seed", "--task", "--method")] + \
-         [(verify, f) for f in ("--timeout", "--samples", "--seed", "--task")] + \
+         [(verify, f) for f in ("--timeout", "--samples", "--seed", "--task", "--ladder-max-n")] + \
          [(bench, f) for f in ("--rounds", "--samples", "--timeout", "--seed", "--tasks", "--variants", "--llm-config")] + \
          [(tune, f) for f in ("--trials", "--parallel", "--address")] + \
          [(inspect, f) for f in ("show", "lineage", "runs", "--program", "--top", "--json")] + \

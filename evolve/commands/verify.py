@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluators.ladder import LadderBudget
 from evaluators.submission import SubmissionError, load_submission
 from evaluators.verify import VerifyOptions, verify
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
@@ -26,6 +27,9 @@ def register(sub) -> None:
                    help="wall-clock limit for the probe run (default 30, as in the paper)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the probe parameters (default 0)")
     p.add_argument("--samples", type=int, default=5, metavar="N", help="parameter samples per probe size (default 5)")
+    p.add_argument("--ladder-max-n", type=int, default=None, metavar="N",
+                   help="climb the promotion ladder no higher than N spins (a quick look; the verdict says where "
+                        "it stopped); default: the task's whole ladder")
     p.set_defaults(run=run)
 
 
@@ -34,12 +38,16 @@ def run(args) -> int:
     check_seconds(args.timeout, "--timeout")
     check_count(args.samples, "--samples", 1, 50)
     check_seed(args.seed, "--seed")
+    if args.ladder_max_n is not None:
+        check_count(args.ladder_max_n, "--ladder-max-n", 1, 10 ** 9)
     try:
         sub = load_submission(args.candidate)
     except SubmissionError as exc:
         raise UsageError(str(exc)) from None
 
-    verdict = verify(task, sub, VerifyOptions(seed=args.seed, samples=args.samples, timeout_s=args.timeout))
+    options = VerifyOptions(seed=args.seed, samples=args.samples, timeout_s=args.timeout,
+                            ladder_budget=LadderBudget(max_n=args.ladder_max_n))
+    verdict = verify(task, sub, options)
     if args.json:
         print_json(verdict.to_dict())
     else:
