@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from evolve.commands import COMMANDS  # noqa: E402 - after the environment default above
 from evolve.commands.common import UsageError, add_task_file_option, register_task_files  # noqa: E402
-from evolve.engine.runtime import Terminated  # noqa: E402
+from evolve.engine.termination import Terminated  # noqa: E402
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -13,10 +13,12 @@ import importlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from evaluators.oracles.base import NotApplicable, OracleResult, OutOfRange, TooLarge
-from tasks.model import IsingModel
+
+if TYPE_CHECKING:   # annotations only: importing the model (networkx) is left to the callers that build one
+    from tasks.model import IsingModel
 
 BRUTE_INSTANT_N = 20  # brute force is milliseconds up to here and the most trustworthy method
 

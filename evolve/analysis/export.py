@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from evolve.analysis.formats import FORMATS  # noqa: F401 - re-exported: the formats written here
 from evolve.engine.models import outcome_reward
 from evolve.store.events import DuplicateEvent, ProposalEvent, SystemPromptEvent
 from evolve.store.lineage import RunIndex, code_diff
@@ -36,7 +37,6 @@ from search.failure_reason import first_failure
 from search.records import JudgedProgram
 
 SCHEMA = 1
-FORMATS = ("jsonl",)
 
 
 def export_records(run_dir: str | Path) -> Iterator[dict]:

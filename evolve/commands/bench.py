@@ -9,14 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
-from evolve.bench.metrics import bench_table
-from evolve.bench.protocol import (VARIANTS, BenchError, BenchSettings, LLMSettings, check_model, default_task_ids,
-                                   run_bench)
-from evolve.bench.report import render_table, write_reports
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, path_text
-from tasks.registry import get_task
 
 
 def register(sub) -> None:
@@ -65,6 +58,10 @@ def _names(text: str | None, what: str) -> list[str]:
 
 
 def _llm_settings(path: str | None):
+    import yaml  # lazy
+
+    from evolve.bench.protocol import BenchError, LLMSettings  # lazy
+
     if path is None:
         return LLMSettings()
     try:
@@ -84,6 +81,12 @@ def _llm_settings(path: str | None):
 
 
 def run(args) -> int:
+    from evolve.bench.metrics import bench_table  # lazy
+    from evolve.bench.protocol import (VARIANTS, BenchError, BenchSettings, check_model,  # lazy
+                                       default_task_ids, run_bench)
+    from evolve.bench.report import render_table, write_reports  # lazy
+    from tasks.registry import get_task  # lazy
+
     models = _names(args.models, "models")
     variants = _names(args.variants, "variants")
     bad = [v for v in variants if v not in VARIANTS]

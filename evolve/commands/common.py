@@ -9,8 +9,6 @@ import math
 import signal
 import threading
 
-from tasks.registry import TaskFileError, get_task, register_task_file
-
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
@@ -18,6 +16,8 @@ class UsageError(Exception):
 
 def task_arg(task_id: str):
     """The task named on the command line, or a UsageError listing the known ones."""
+    from tasks.registry import get_task  # lazy
+
     try:
         return get_task(task_id)
     except KeyError as exc:
@@ -64,6 +64,10 @@ def add_task_file_option(parser: argparse.ArgumentParser, dest: str) -> None:
 
 def register_task_files(paths: list[str]) -> None:
     """Register the user task files named with --task-file, or a UsageError saying what is wrong."""
+    if not paths:
+        return
+    from tasks.registry import TaskFileError, register_task_file  # lazy
+
     for path in paths:
         try:
             register_task_file(path)

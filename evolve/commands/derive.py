@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import json
 
-from evaluators.verify import verify
 from evolve.commands.common import UsageError, check_seed, task_arg
-from search.derivation import derive
-from search.derivation.feedback import with_chain
-from search.derivation.proposer import to_candidate
-from tasks.paraphrase import paraphrase
 
 
 def register(sub) -> None:
@@ -33,6 +28,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from evaluators.verify import verify  # lazy
+    from search.derivation import derive  # lazy
+    from search.derivation.feedback import with_chain  # lazy
+    from search.derivation.proposer import to_candidate  # lazy
+    from tasks.paraphrase import paraphrase  # lazy
+
     task = task_arg(args.task)
     check_seed(args.seed, "--seed")
     if args.paraphrase is not None:

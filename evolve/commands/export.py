@@ -7,11 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evolve.analysis.export import FORMATS, export_records, write_jsonl
+from evolve.analysis.formats import FORMATS
 from evolve.commands.common import UsageError, path_text
-from evolve.store.journal import JournalError
-from evolve.store.lineage import LineageError
-from evolve.store.run_store import RunStoreError
 
 
 def register(sub) -> None:
@@ -27,6 +24,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from evolve.analysis.export import export_records, write_jsonl  # lazy
+    from evolve.store.journal import JournalError  # lazy
+    from evolve.store.lineage import LineageError  # lazy
+    from evolve.store.run_store import RunStoreError  # lazy
+
     try:
         records = export_records(args.run_dir)
         if args.out:

@@ -8,10 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from evolve.commands.common import UsageError, path_text, print_json
-from evolve.store.journal import JournalError
-from evolve.store.lineage import LineageError, ancestry, run_summary, top_programs
-from evolve.store.run_store import RunStoreError, list_runs
-from search.derivation.feedback import step_lines
 
 
 def register(sub) -> None:
@@ -52,6 +48,10 @@ def register(sub) -> None:
 
 def _guard(fn, *args, **kwargs):
     """Run ``fn``; problems with the run directory become one-line usage errors."""
+    from evolve.store.journal import JournalError  # lazy
+    from evolve.store.lineage import LineageError  # lazy
+    from evolve.store.run_store import RunStoreError  # lazy
+
     try:
         return fn(*args, **kwargs)
     except (RunStoreError, JournalError, LineageError) as exc:
@@ -73,6 +73,9 @@ def _one_line(a) -> str:
 
 
 def run_lineage(args) -> int:
+    from evolve.store.lineage import ancestry  # lazy
+    from search.derivation.feedback import step_lines  # lazy
+
     chain = _guard(ancestry, args.run_dir, args.program)
     if args.json:
         print_json({"run_dir": str(args.run_dir), "program": chain[-1].id,
@@ -116,6 +119,8 @@ def _counts(d: dict) -> str:
 def run_show(args) -> int:
     if args.top < 0:
         raise UsageError("--top must be >= 0")
+    from evolve.store.lineage import run_summary, top_programs  # lazy
+
     summary = _guard(run_summary, args.run_dir)
     top = _guard(top_programs, args.run_dir, args.top)
     if args.json:
@@ -184,6 +189,8 @@ def _print_models(models: dict) -> None:
 
 
 def run_runs(args) -> int:
+    from evolve.store.run_store import list_runs  # lazy
+
     root = Path(args.root)
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory (runs are created by `evolve launch`; pick another with --root)")

@@ -18,17 +18,14 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evolve.commands.common import UsageError, sigterm_raises
-from evolve.config import ConfigError, config_from_dict, load_config
-from evolve.engine.plan import Replay
-from evolve.engine.preflight import RunFailed, environment_problems
-from evolve.engine.ray_session import ClusterError, RaySession, check_address
-from evolve.engine.runtime import Terminated, drive
-from evolve.store.events import EXTRA_BUDGETS, ResumeEvent, extra_budgets
-from evolve.report.run_report import write_run_report
-from evolve.store.integrity import config_sha256
-from evolve.store.run_store import RunStore, RunStoreError
+from evolve.engine.termination import Terminated
+
+if TYPE_CHECKING:
+    from evolve.engine import ray_session  # annotations only
+    from evolve.store.run_store import RunStore  # annotations only
 
 
 def register(sub) -> None:
@@ -65,8 +62,27 @@ def register(sub) -> None:
     r.set_defaults(run=run_resume)
 
 
+# Ray and the search runtime are imported when a run starts, not when the parser is built. These two
+# names stay attributes of this module, called through it, so that tests can stand in for Ray and the
+# search (tests/test_hostile_inputs.py patches evolve.commands.launch.RaySession and .drive).
+def RaySession(address: str | None) -> ray_session.RaySession:  # noqa: N802 - it stands for the class
+    """An unopened :class:`evolve.engine.ray_session.RaySession` for ``address``."""
+    from evolve.engine.ray_session import RaySession as session_class  # lazy
+
+    return session_class(address)
+
+
+def drive(cfg, store: RunStore, **kwargs):
+    """:func:`evolve.engine.runtime.drive`: run the search to its end."""
+    from evolve.engine.runtime import drive as drive_search  # lazy
+
+    return drive_search(cfg, store, **kwargs)
+
+
 def _check_address(address: str | None, flag: str) -> None:
     if address is not None:
+        from evolve.engine.ray_session import ClusterError, check_address  # lazy
+
         try:
             check_address(address)
         except ClusterError as exc:
@@ -87,6 +103,9 @@ def _check_run_root(root: Path, flag: str) -> None:
 
 
 def run_launch(args) -> int:
+    from evolve.config import ConfigError, load_config  # lazy
+    from evolve.store.run_store import RunStore, RunStoreError  # lazy
+
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
         cfg = load_config(args.config, overrides)
@@ -106,7 +125,9 @@ def run_launch(args) -> int:
         return _drive(cfg, store, session)
 
 
-def _cluster(address: str | None) -> RaySession:
+def _cluster(address: str | None) -> ray_session.RaySession:
+    from evolve.engine.ray_session import ClusterError  # lazy
+
     try:
         return RaySession(address).open()
     except ClusterError as exc:
@@ -131,6 +152,12 @@ def _say(store: RunStore, message: str) -> None:
 
 
 def run_resume(args) -> int:
+    from evolve.config import ConfigError, config_from_dict  # lazy
+    from evolve.engine.plan import Replay  # lazy
+    from evolve.store.events import EXTRA_BUDGETS, ResumeEvent, extra_budgets  # lazy
+    from evolve.store.integrity import config_sha256  # lazy
+    from evolve.store.run_store import RunStore, RunStoreError  # lazy
+
     extra = _resume_flags(args)
     _check_address(args.address, "--address")
     try:
@@ -175,14 +202,18 @@ def run_resume(args) -> int:
 
 
 def _check_environment(cfg) -> None:
+    from evolve.engine.preflight import environment_problems  # lazy
+
     missing = environment_problems(cfg)
     if missing:
         raise UsageError("environment variable(s) named by api_key_env are not set: " + "; ".join(missing)
                          + " (export them before starting; keys never go into configs)")
 
 
-def _drive(cfg, store: RunStore, session: RaySession, **kwargs) -> int:
+def _drive(cfg, store: RunStore, session: ray_session.RaySession, **kwargs) -> int:
     """Run the search to its end; a run that fails is one line (status.json and run.log have the reason)."""
+    from evolve.engine.preflight import RunFailed  # lazy
+
     if session.sentinel is not None:
         session.watch(store.path)
     try:
@@ -215,6 +246,8 @@ def _failed(store: RunStore, exc: BaseException, kwargs: dict) -> int:
 
 
 def _report(store) -> None:
+    from evolve.report.run_report import write_run_report  # lazy
+
     best = store.path / "best" / "program.py"
     if best.exists():
         print(f"best program: {best}")

@@ -9,7 +9,6 @@ import time
 from evaluators.oracles.base import NotApplicable, OracleResult
 from evaluators.oracles.registry import METHODS, checked_finite, exact_log_z
 from evolve.commands.common import UsageError, check_seed, print_json, task_arg
-from tasks.base import refuse_booleans
 
 
 def register(sub) -> None:
@@ -32,6 +31,8 @@ def register(sub) -> None:
 
 def _read_params(path: str) -> dict:
     """The parameter file: a JSON object of numbers (and lists of numbers), no booleans."""
+    from tasks.base import refuse_booleans  # lazy
+
     try:
         with open(path, encoding="utf-8") as fh:
             params = json.load(fh)

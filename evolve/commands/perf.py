@@ -7,11 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from evaluators.oracles.brute_perf import measure_brute
-from evaluators.oracles.oracle_bench import BENCHES
-from evaluators.oracles.oracle_perf import format_rows, measure_oracles
-from evaluators.sandbox.perf import measure_overhead
-from evolve.bench.search_perf import SEARCH_TASKS, SearchPlan, format_search, measure_search
 from evolve.commands.common import UsageError, check_count, print_json, task_arg
 
 
@@ -26,13 +21,14 @@ def register(sub) -> None:
                    "oracles: each task's exact method at several sizes against the baseline it replaces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=30, help="runs per measurement (sandbox)")
-    p.add_argument("--evaluations", type=int, default=SearchPlan.evaluations,
-                   help="judged programs per task (search)")
-    p.add_argument("--workers", type=int, default=SearchPlan.workers, help="evaluator processes (search)")
+    # the search's defaults (evolve.bench.search_perf.SearchPlan, SEARCH_TASKS) are filled in by run():
+    # that module imports Ray and the engine, which building the parser must not
+    p.add_argument("--evaluations", type=int, default=None, help="judged programs per task (search)")
+    p.add_argument("--workers", type=int, default=None, help="evaluator processes (search)")
     p.add_argument("--lockstep", action="store_true",
                    help="search: also run it with generations in lockstep (run.overlap_generations: false) "
                         "first, and report the ratio")
-    p.add_argument("--tasks", default=",".join(SEARCH_TASKS), help="comma-separated task ids (search)")
+    p.add_argument("--tasks", default=None, help="comma-separated task ids (search)")
     p.add_argument("--sizes", default=None, help="comma-separated n (tn; default 100,150,200,250)")
     p.add_argument("--seeds", default=None, help="comma-separated instance seeds (tn; default 0)")
     p.set_defaults(run=run)
@@ -63,13 +59,17 @@ def _seeds(text: str) -> tuple[int, ...]:
 def run(args) -> int:
     check_count(args.repeats, "--repeats", 1, 10000)
     if args.what == "search":
-        check_count(args.evaluations, "--evaluations", 1, 1000)
-        check_count(args.workers, "--workers", 1, 64)
-        tasks = tuple(task_arg(t.strip()).id for t in args.tasks.split(",") if t.strip())
+        from evolve.bench.search_perf import SEARCH_TASKS, SearchPlan, format_search, measure_search  # lazy
+
+        evaluations = SearchPlan.evaluations if args.evaluations is None else args.evaluations
+        workers = SearchPlan.workers if args.workers is None else args.workers
+        check_count(evaluations, "--evaluations", 1, 1000)
+        check_count(workers, "--workers", 1, 64)
+        names = ",".join(SEARCH_TASKS) if args.tasks is None else args.tasks
+        tasks = tuple(task_arg(t.strip()).id for t in names.split(",") if t.strip())
         if not tasks:
             raise UsageError("--tasks names no task")
-        plan = SearchPlan(tasks=tasks, evaluations=args.evaluations, proposals=4 * args.evaluations,
-                          workers=args.workers)
+        plan = SearchPlan(tasks=tasks, evaluations=evaluations, proposals=4 * evaluations, workers=workers)
         if args.lockstep:   # the baseline first, then the search as it runs now, in this process
             base = measure_search(dataclasses.replace(plan, overlap=False))
             r = {**measure_search(plan), "lockstep": base}
@@ -77,6 +77,8 @@ def run(args) -> int:
             r = measure_search(plan)
         print_json(r) if args.json else print(format_search(r))
         return 0
+    from evaluators.oracles.oracle_bench import BENCHES  # lazy
+
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
         options = {}
@@ -88,6 +90,8 @@ def run(args) -> int:
         print_json(rows) if args.json else print(fmt(rows))
         return 0
     if args.what == "sandbox":
+        from evaluators.sandbox.perf import measure_overhead  # lazy
+
         r = measure_overhead(repeats=args.repeats)
         if args.json:
             print_json(r)
@@ -97,12 +101,16 @@ def run(args) -> int:
             print(f"ratio fresh / sandbox     : {r['ratio']:.1f}x")
         return 0
     if args.what == "oracles":
+        from evaluators.oracles.oracle_perf import format_rows, measure_oracles  # lazy
+
         rows = measure_oracles()
         if args.json:
             print_json(rows)
         else:
             print(format_rows(rows))
         return 0
+    from evaluators.oracles.brute_perf import measure_brute  # lazy
+
     r = measure_brute()
     if args.json:
         print_json(r)

@@ -6,12 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from evolve.analysis.rejudge import rejudge_run
 from evolve.commands.common import UsageError, path_text
-from evolve.config import ConfigError
-from evolve.store.journal import JournalError
-from evolve.store.lineage import LineageError
-from evolve.store.run_store import RunStoreError
 
 
 def register(sub) -> None:
@@ -28,6 +23,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from evolve.analysis.rejudge import rejudge_run  # lazy
+    from evolve.config import ConfigError  # lazy
+    from evolve.store.journal import JournalError  # lazy
+    from evolve.store.lineage import LineageError  # lazy
+    from evolve.store.run_store import RunStoreError  # lazy
+
     progress = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         report = rejudge_run(args.run_dir, out=args.out, log=progress)

@@ -5,10 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from evolve.commands.common import UsageError, path_text
-from evolve.report.bench_report import BenchReportError, write_bench_report
-from evolve.report.run_report import write_run_report
-from evolve.store.journal import JournalError
-from evolve.store.run_store import RunStoreError
 
 
 def register(sub) -> None:
@@ -32,6 +28,11 @@ def run(args) -> int:
         raise UsageError("name a run directory or --bench DIR (one of the two)")
     if args.out is not None and (Path(args.out).is_dir() or not Path(args.out).parent.is_dir()):
         raise UsageError(f"--out {args.out}: expected a file path in an existing directory")
+    from evolve.report.bench_report import BenchReportError, write_bench_report  # lazy
+    from evolve.report.run_report import write_run_report  # lazy
+    from evolve.store.journal import JournalError  # lazy
+    from evolve.store.run_store import RunStoreError  # lazy
+
     try:
         if args.bench is not None:
             written = write_bench_report(args.bench, args.out)

@@ -4,8 +4,6 @@ or a generated paraphrase for a seed)."""
 from __future__ import annotations
 
 from evolve.commands.common import UsageError, task_arg
-from tasks.paraphrase import paraphrase
-from tasks.registry import all_tasks
 
 
 def register(sub) -> None:
@@ -31,6 +29,8 @@ def run(args) -> int:
         return 0
     if args.paraphrase is not None or args.variant is not None:
         raise UsageError("--variant and --paraphrase go with `evolve tasks show TASK`")
+    from tasks.registry import all_tasks  # lazy
+
     tasks = all_tasks()
     w = max(4, *(len(t.id) for t in tasks))   # user task ids may be longer than P01
     print(f"{'id':{w}}  {'tier':4}  {'quantity':8}  {'gold class':22}  {'gold O':18}  {'probe n':12}  ladder n")
@@ -43,6 +43,8 @@ def run(args) -> int:
 def _show_paraphrase(task, args) -> int:
     if args.variant is not None:
         raise UsageError("use either --variant or --paraphrase, not both")
+    from tasks.paraphrase import paraphrase  # lazy
+
     try:
         generated = paraphrase(task, args.paraphrase)
     except ValueError as exc:

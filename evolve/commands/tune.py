@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from evolve.commands.common import UsageError, check_count
-from evolve.config import ConfigError
-from evolve.engine.ray_session import ClusterError, check_address
-from evolve.tuning.tune import tune
 
 
 def register(sub) -> None:
@@ -27,6 +24,10 @@ def register(sub) -> None:
 
 
 def run_tune(args) -> int:
+    from evolve.config import ConfigError  # lazy
+    from evolve.engine.ray_session import ClusterError, check_address  # lazy
+    from evolve.tuning.tune import tune  # lazy
+
     check_count(args.trials, "--trials", 1, 100000)
     if args.parallel is not None:
         check_count(args.parallel, "--parallel", 1, 1000)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from evaluators.ladder import LadderBudget
 from evaluators.submission import SubmissionError, load_submission
-from evaluators.verify import VerifyOptions, verify
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
 
 
@@ -34,6 +32,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from evaluators.ladder import LadderBudget  # lazy
+    from evaluators.verify import VerifyOptions, verify  # lazy
+
     task = task_arg(args.task)
     check_seconds(args.timeout, "--timeout")
     check_count(args.samples, "--samples", 1, 50)

@@ -20,6 +20,7 @@ from evolve.engine.pools import ActorProxy, ActorSet, RayPool
 from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
 from evolve.engine.ray_session import RaySession
+from evolve.engine.termination import Terminated
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from evolve.store.events import FinishEvent
 from evolve.store.run_store import RunStore
@@ -34,10 +35,6 @@ def start_ray(address: str | None) -> RaySession:
     process (see :class:`RaySession`); ``close()`` the session when done. When Ray is already up here,
     the session is a no-op (false)."""
     return RaySession(address).open()
-
-
-class Terminated(BaseException):
-    """SIGTERM reached the driver: it stops like Ctrl-C (interrupted, resumable)."""
 
 
 def task_file_payloads(task_id: str) -> list[dict]:
