@@ -132,6 +132,66 @@ def test_peeling_tells_independent_terms_from_dependent_ones():
     assert not peels_to_nothing(3, [(0,), (0, 1), (1,)])              # s0 * (s0 s1) * s1 = 1
     assert peels_to_nothing(9, [(0, 1, 3, 4), (1, 2, 4, 5), (3, 4, 6, 7), (4, 5, 7, 8)])  # 3x3 plaquettes
     assert not peels_to_nothing(2, [(0,), (1,), (0, 1)])             # more terms than spins
+    assert peels_to_nothing(3, [])
+    n = 100_000                                                       # P01's largest ladder size
+    assert peels_to_nothing(n, [(i, i + 1) for i in range(n - 1)])
+    assert not peels_to_nothing(n, [(i, (i + 1) % n) for i in range(n)])
+
+
+def _peels_reference(n, terms) -> bool:
+    """The peeling as first written, in Python: the spec the compiled one is held to."""
+    if len(terms) > n:
+        return False
+    holders = [[] for _ in range(n)]
+    for k, t in enumerate(terms):
+        for i in t:
+            holders[i].append(k)
+    count, alive = [len(h) for h in holders], [True] * len(terms)
+    queue, removed = [i for i in range(n) if count[i] == 1], 0
+    while queue:
+        i = queue.pop()
+        if count[i] != 1:
+            continue
+        k = next(k for k in holders[i] if alive[k])
+        alive[k], removed = False, removed + 1
+        for j in terms[k]:
+            count[j] -= 1
+            if count[j] == 1:
+                queue.append(j)
+    return removed == len(terms)
+
+
+def _gf2_rank(n, terms) -> int:
+    rows = [sum(1 << i for i in t) for t in terms]
+    rank = 0
+    for bit in range(n):
+        at = next((k for k, r in enumerate(rows) if r >> bit & 1), None)
+        if at is None:
+            continue
+        pivot = rows.pop(at)
+        rows = [r ^ pivot if r >> bit & 1 else r for r in rows]
+        rank += 1
+    return rank
+
+
+def test_the_compiled_peeling_agrees_with_the_python_one_and_implies_gf2_independence():
+    import numpy as np
+
+    from tasks.term_independence import peels_to_nothing
+
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(600):
+        n = int(rng.integers(1, 12))
+        m = int(rng.integers(0, n + 2))
+        terms = [tuple(int(i) for i in rng.choice(n, size=int(rng.integers(1, min(n, 4) + 1)), replace=False))
+                 for _ in range(m)]
+        got = peels_to_nothing(n, terms)
+        assert got == _peels_reference(n, terms), (n, terms)
+        if got:
+            assert _gf2_rank(n, terms) == len(terms), (n, terms)   # peeling is sufficient for independence
+        seen.add(got)
+    assert seen == {True, False}
 
 
 def test_transfer_matrix_on_a_2d_family_with_fields_is_not_polynomial(fam):
