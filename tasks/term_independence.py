@@ -44,7 +44,7 @@ def _peel(n, offsets, spins):
             holders[fill[spins[p]]] = k
             fill[spins[p]] += 1
     alive = np.ones(m, dtype=np.bool_)
-    queue = np.empty(len(spins) + n, dtype=np.int64)   # a spin joins each time its count falls to 1
+    queue = np.empty(n, dtype=np.int64)   # a spin joins once: with count 1 at the start, or when it falls to 1
     top = 0
     for i in range(n):
         if count[i] == 1:

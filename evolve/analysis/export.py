@@ -28,7 +28,6 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from evolve.analysis.formats import FORMATS  # noqa: F401 - re-exported: the formats written here
 from evolve.engine.models import outcome_reward
 from evolve.store.events import DuplicateEvent, ProposalEvent, SystemPromptEvent
 from evolve.store.lineage import RunIndex, code_diff

@@ -7,8 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evolve.analysis.formats import FORMATS
 from evolve.commands.common import UsageError, path_text
+
+FORMATS = ("jsonl",)  # what evolve/analysis/export.py writes
 
 
 def register(sub) -> None:
