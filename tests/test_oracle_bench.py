@@ -4,6 +4,7 @@ from evaluators.oracles import binary_permute
 from evaluators.oracles import path_search as ps
 from evaluators.oracles import tensor_network as tn
 from evaluators.oracles import tn_bench
+from evaluators.oracles.executor_rates import DEFAULT_RATES
 from evaluators.oracles.oracle_bench import (
     bench_planar,
     bench_tn,
@@ -25,14 +26,14 @@ def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monke
     and now search settings and permute kernels agree on log Z, and the settings are restored."""
     monkeypatch.setattr(tn, "GREEDY_ENOUGH_FLOPS", 0.0)
     monkeypatch.setattr(tn, "DEFAULT_MAX_WIDTH", 8)
-    now = (ps.TRIAL_SLICE_REPEATS,)
     monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # numba copies from 2^5 entries
     monkeypatch.setattr(binary_permute, "RUN_BITS", 2)  # now's tiles of runs of 2^2
     monkeypatch.setattr(tn_bench, "BEFORE_PERMUTE", {"RUN_BITS": 0, "BLOCK_BITS": 2})  # before's gather kernel
     rows = bench_tn(sizes=(60,), seeds=(0, 1))
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
     assert all(r["abs_diff"] < 1e-10 for r in rows)
-    assert (ps.TRIAL_SLICE_REPEATS,) == now != tuple(tn_bench.BEFORE.values())
+    assert ps.RATES is None and tn_bench.BEFORE == {"RATES": DEFAULT_RATES}   # before's costs set and restored
+    assert all(r["now_rates"].split()[0].isdigit() for r in rows)
     assert (binary_permute.BLOCK_BITS, binary_permute.RUN_BITS) == (2, 2)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from evaluators.oracles import path_search as ps
+from evaluators.oracles.executor_rates import ExecutorRates
 from evaluators.oracles import tensor_network as tn
 from evaluators.oracles.log_contraction import contract_log
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
@@ -22,6 +23,10 @@ def _glass(n, seed, beta=1.0):
     g = nx.random_regular_graph(3, n, seed=seed)
     edges = np.array(sorted(tuple(sorted(e)) for e in g.edges()))
     return IsingModel.from_arrays(n, beta, edges, rng.normal(size=len(edges)), rng.normal(scale=0.5, size=n))
+
+
+#: an executor predicted to take a second per flop: every search runs to its trial limit
+SLOW = ExecutorRates(1.0, 64.0)
 
 
 def _searched_log_z(model, max_width=8, max_trials=10):
@@ -45,7 +50,7 @@ def eager_pool(monkeypatch):
 
     monkeypatch.setattr(ps, "POOL_WORTH_S", 0.0)
     monkeypatch.setattr(ps, "PROBE_TRIALS", 2)
-    monkeypatch.setattr(ps, "CONTRACT_RATE", 1.0)
+    monkeypatch.setattr(ps, "RATES", SLOW)
     monkeypatch.setattr(ps, "MAX_SEARCH_TRIALS", 10)
     monkeypatch.setattr(ps, "_pool", recording)
     return made
@@ -107,16 +112,18 @@ def test_auto_paths_search_when_greedy_is_costly(monkeypatch, eager_pool):
     assert tn.contraction_width(base, max_width=7) <= 7
 
 
-def test_predicted_seconds_weighs_writes():
-    assert ps.predicted_seconds(2 * ps.CONTRACT_RATE, 0.0) == pytest.approx(2.0)
-    assert ps.predicted_seconds(ps.CONTRACT_RATE, ps.CONTRACT_RATE / ps.COMBO_FACTOR) == pytest.approx(2.0)
+def test_predicted_seconds_weighs_writes(monkeypatch):
+    monkeypatch.setattr(ps, "RATES", ExecutorRates(1e-10, 3e-8))
+    assert ps.predicted_seconds(2e10, 0.0) == pytest.approx(2.0)
+    assert ps.predicted_seconds(1e10, 1e8 / 3) == pytest.approx(2.0)
+    assert ps.predicted_seconds(1e10, 0.0, ExecutorRates(1e-9, 1e-9)) == pytest.approx(10.0)   # given costs win
 
 
 def _search_in_a_ray_worker():
     """Runs in a Ray worker: a search made to go to its pool, and whether it got one."""
     made = []
     make = ps._pool
-    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.CONTRACT_RATE, ps.MAX_SEARCH_TRIALS = 0.0, 2, 1.0, 10
+    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.RATES, ps.MAX_SEARCH_TRIALS = 0.0, 2, SLOW, 10
     ps._pool = lambda workers: made.append(make(workers)) or made[-1]
     return _searched_log_z(_glass(36, 6)), [pool is not None for pool in made]
 
@@ -164,8 +171,8 @@ def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
     refined = []
     refine = ps.refined
 
-    def recording(tree, max_width):
-        refined.append(refine(tree, max_width))
+    def recording(tree, max_width, costs=None):
+        refined.append(refine(tree, max_width, costs))
         return refined[-1]
 
     monkeypatch.setattr(ps, "refined", recording)
@@ -181,9 +188,9 @@ def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
 
 
 def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
-    """With the contraction predicted to take ages (rate 1 flop/s), only the cap stops the search:
+    """With the contraction predicted to take ages (1 s a flop), only the cap stops the search:
     at MIN_TRIALS when the cap is 0, at max_trials without it."""
-    monkeypatch.setattr(ps, "CONTRACT_RATE", 1.0)
+    monkeypatch.setattr(ps, "RATES", SLOW)
     monkeypatch.setattr(ps, "MIN_TRIALS", 3)
     monkeypatch.setattr(ps, "PROBE_TRIALS", 3)
     net = tn._build(_glass(30, 8))

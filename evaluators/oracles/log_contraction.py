@@ -30,6 +30,7 @@ of them at once in threads.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numba import njit, prange
@@ -142,16 +143,22 @@ def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
 
 
 def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
-                 blas_threads: int | None = 1, slice_workers: int = SLICE_WORKERS) -> float:
+                 blas_threads: int | None = 1, slice_workers: int = SLICE_WORKERS,
+                 linear_seconds: list | None = None) -> float:
     """Natural log of the full contraction of exp(log_arrays) along ``tree`` (cotengra, sliced
     or not). ``log_arrays`` hold finite log weights; linear float64 where every intermediate
     passes the range check, else (or when forced) the log-domain contraction. ``blas_threads``:
     BLAS threads during the contraction (None: the library's default, the benchmark's baseline);
-    ``slice_workers``: threads contracting the slices of a sliced tree side by side (linear route)."""
+    ``slice_workers``: threads contracting the slices of a sliced tree side by side (linear route);
+    ``linear_seconds``: a list that gets the wall seconds of the linear route when it gave the value."""
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if not force_log_domain:
             try:
-                return linear_log(tree, [np.exp(a) for a in log_arrays], slice_workers)
+                started = time.perf_counter()
+                value = linear_log(tree, [np.exp(a) for a in log_arrays], slice_workers)
+                if linear_seconds is not None:
+                    linear_seconds.append(time.perf_counter() - started)
+                return value
             except RangeExceeded:
                 pass
         return _log_domain_log(tree, log_arrays)

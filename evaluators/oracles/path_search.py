@@ -1,9 +1,10 @@
 """The tensor-network oracle's path search: cotengra's HyperOptimizer, on every core when it is long,
 and the best few trees it found refined by subtree reconfiguration.
 
-The search stops once it has run ``SEARCH_FRACTION`` of the time its best tree is predicted to take
-to contract (``predicted_seconds``: flops plus ``COMBO_FACTOR`` x entries written, at
-``CONTRACT_RATE``), but not before ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S``
+Trees are scored by flops plus F x entries written, and the search stops once it has run
+``SEARCH_FRACTION`` of the time its best tree is predicted to take to contract
+(``predicted_seconds``), both by this machine's executor rates (:func:`rates`: learned from the
+oracle's own contractions, :mod:`evaluators.oracles.executor_rates`), but not before ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S``
 seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
 the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
 times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
@@ -35,10 +36,11 @@ from concurrent.futures.process import BrokenProcessPool
 
 import cotengra as ctg
 
+from evaluators.oracles.executor_rates import ExecutorRates, executor_rates
+
 SEARCH_WORKERS = 2  # processes the trials run in (the cores here)
-COMBO_FACTOR = 64  # a written entry costs about as much as 64 flops in the executor (its blocked permutes)
-SEARCH_MINIMIZE = f"combo-{COMBO_FACTOR}"  # paths scored by flops + COMBO_FACTOR x entries written
-CONTRACT_RATE = 2e10  # flops + COMBO_FACTOR x writes per second of the executor with its two slice threads
+#: the executor's costs the search uses; None: this machine's, learned (tests and the benchmark set them)
+RATES: ExecutorRates | None = None
 MAX_SEARCH_TRIALS = 512
 PROBE_TRIALS = 8  # trials run here before deciding whether the rest is worth a pool
 MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a 2.3e10-flop first find when
@@ -58,9 +60,15 @@ _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping ru
 _WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own loop spins)
 
 
-def predicted_seconds(flops: float, writes: float) -> float:
+def rates() -> ExecutorRates:
+    """The executor's costs per flop and per written entry: ``RATES`` when set, else this
+    machine's (:func:`evaluators.oracles.executor_rates.executor_rates`)."""
+    return RATES if RATES is not None else executor_rates()
+
+
+def predicted_seconds(flops: float, writes: float, costs: ExecutorRates | None = None) -> float:
     """Seconds the executor is expected to take on a tree with these costs (all slices)."""
-    return (flops + COMBO_FACTOR * writes) / CONTRACT_RATE
+    return (costs or rates()).predicted_seconds(flops, writes)
 
 
 def _methods() -> list[str]:
@@ -76,24 +84,27 @@ def _methods() -> list[str]:
 
 
 def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
-                    methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
-    """A serial optimizer scored by ``SEARCH_MINIMIZE`` with every trial sliced to 2^max_width
-    floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as ``optimize=``) at best
-    flops / (CONTRACT_RATE / 4) seconds or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
+                    methods: tuple[str, ...] | None = None, costs: ExecutorRates | None = None) -> ctg.HyperOptimizer:
+    """A serial optimizer scored by ``costs.minimize`` (default :func:`rates`) with every trial
+    sliced to 2^max_width floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as
+    ``optimize=``) at a quarter of its best tree's predicted seconds or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
     refines its best few trees instead."""
+    costs = costs or rates()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _methods()), max_repeats=max_trials,
-                                  max_time=f"rate:{CONTRACT_RATE / 4:g}", minimize=SEARCH_MINIMIZE, parallel=False,
+                                  max_time=f"rate:{costs.score_per_second / 4:g}", minimize=costs.minimize,
+                                  parallel=False,
                                   progbar=False, slicing_opts={"target_size": 2 ** int(max_width),
                                                                "max_repeats": TRIAL_SLICE_REPEATS})
 
 
-def combo_cost(tree) -> float:
-    """The search's score of a tree: flops + COMBO_FACTOR x entries written."""
-    return float(tree.combo_cost(factor=COMBO_FACTOR))
+def combo_cost(tree, costs: ExecutorRates | None = None) -> float:
+    """The search's score of a tree: flops + F x entries written (F: ``costs``', default
+    :func:`rates`', combo factor)."""
+    return float(tree.combo_cost(factor=(costs or rates()).combo_factor))
 
 
 def within_budget(tree, max_width: float):
@@ -104,26 +115,28 @@ def within_budget(tree, max_width: float):
     return tree.slice(target_size=2 ** int(max_width))
 
 
-def resliced(tree, max_width: float):
+def resliced(tree, max_width: float, costs: ExecutorRates | None = None):
     """The tree with its slicing chosen again, as the best of ``CANDIDATE_SLICE_REPEATS`` randomised
     slicings to 2^max_width floats (a search trial's tree was sliced once), when that lowers its
-    cost."""
+    cost (by ``costs``, default :func:`rates`)."""
     tree = within_budget(tree, max_width)
     if not tree.sliced_inds:
         return tree
     again = tree.slice(target_size=2 ** int(max_width), max_repeats=CANDIDATE_SLICE_REPEATS, reslice=True)
-    return again if combo_cost(again) < combo_cost(tree) else tree
+    return again if combo_cost(again, costs) < combo_cost(tree, costs) else tree
 
 
-def refined(tree, max_width: float):
+def refined(tree, max_width: float, costs: ExecutorRates | None = None):
     """The tree resliced (:func:`resliced`) and after cotengra's subtree reconfiguration (each
     subtree of up to 8 tensors re-pathed optimally, slices kept), within the budget, when that
-    lowers its cost (0.6-3.6 s a tree at P06 n = 250)."""
-    tree = resliced(tree, max_width)
+    lowers its cost (0.6-3.6 s a tree at P06 n = 250). ``costs`` (default :func:`rates`) is
+    passed by the search: a pool worker is another process, whose ``RATES`` are not the caller's."""
+    costs = costs or rates()
+    tree = resliced(tree, max_width, costs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        better = within_budget(tree.subtree_reconfigure(minimize=SEARCH_MINIMIZE), max_width)
-    return better if combo_cost(better) < combo_cost(tree) else tree
+        better = within_budget(tree.subtree_reconfigure(minimize=costs.minimize), max_width)
+    return better if combo_cost(better, costs) < combo_cost(tree, costs) else tree
 
 
 class _TrialFuture:
@@ -193,13 +206,13 @@ def _run_in(opt: ctg.HyperOptimizer, trials: _TrialPool, pool: ProcessPoolExecut
         opt.pre_dispatch = 1  # one trial asked of the sampler at a time, as in a serial search
 
 
-def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None) -> list:
+def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None, costs: ExecutorRates) -> list:
     if pool is not None:
         try:
-            return list(pool.map(refined, trees, [max_width] * len(trees)))
+            return list(pool.map(refined, trees, [max_width] * len(trees), [costs] * len(trees)))
         except BrokenProcessPool:
             pass
-    return [refined(tree, max_width) for tree in trees]
+    return [refined(tree, max_width, costs) for tree in trees]
 
 
 def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
@@ -209,7 +222,8 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
     intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
     best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
-    opt = hyper_optimizer(max_width, max_trials)
+    costs = rates()   # read once: the whole search scores and stops by the same figures
+    opt = hyper_optimizer(max_width, max_trials, costs=costs)
     opt.max_time = None  # the stopping rule is ours, checked between rounds
     size_dict = {ix: d for inp, shape in zip(inputs, shapes) for ix, d in zip(inp, shape)}
     start = time.perf_counter()
@@ -224,7 +238,7 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
 
     def left_s() -> float:  # search time the stopping rule still allows
         tree = opt.tree
-        allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()))
+        allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()), costs)
         return min(allowed, MAX_SEARCH_S) - (time.perf_counter() - start)
 
     def done() -> bool:
@@ -246,9 +260,9 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
             _run_in(opt, trials, None)
             while not done():
                 run(_CHUNK_PER_WORKER)
-        candidates = _refine_all([tree for _, _, tree in trials.best] or [opt.tree], max_width, trials.pool)
+        candidates = _refine_all([tree for _, _, tree in trials.best] or [opt.tree], max_width, trials.pool, costs)
     finally:
         opt.parallel = False
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    return min(candidates, key=combo_cost)
+    return min(candidates, key=lambda tree: combo_cost(tree, costs))

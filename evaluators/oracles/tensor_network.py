@@ -20,8 +20,9 @@ Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrus
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
 (:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
 installed, on both cores when it is long) runs until it has spent half as long as its best path
-is predicted to take to contract (30 s at most), scoring paths by flops plus ``COMBO_FACTOR`` x
-memory writes, and its best two trees are refined by subtree reconfiguration. Slicing keeps the
+is predicted to take to contract (30 s at most), scoring paths by flops plus F x memory writes
+(F and the prediction from this machine's executor rates, learned from the oracle's own
+contractions: :mod:`evaluators.oracles.executor_rates`), and its best two trees are refined by subtree reconfiguration. Slicing keeps the
 largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
 default): the sliced indices are summed outside, at the price of some repeated work. The
 contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
@@ -43,6 +44,7 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.executor_rates import record_contraction
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
 from evaluators.oracles.path_search import combo_cost, resliced, search_tree, within_budget
 from tasks.model import IsingModel
@@ -227,4 +229,8 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
     if cost > max_flops:
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
                        f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
-    return net.log_offset + contract_log(tree, net.arrays)
+    seconds: list[float] = []
+    value = contract_log(tree, net.arrays, linear_seconds=seconds)
+    if seconds:   # the linear route's time teaches the path search this machine's costs
+        record_contraction(cost, float(tree.total_write()), seconds[0])
+    return net.log_offset + value

@@ -2,12 +2,15 @@
 before, in the same process (seconds, flops, ratios, and the difference in log Z between the two).
 
 P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in both). "before": the
-search with every trial's tree sliced as the best of 16 randomised slicings (``TRIAL_SLICE_REPEATS``
-16, cotengra's default) as before this round, and the permute kernel of the round before
-(``BEFORE_PERMUTE``: every entry gathered through offset tables in blocks of 2^12); "now":
-:mod:`evaluators.oracles.path_search` and :mod:`evaluators.oracles.binary_permute` as configured.
-Both through ``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by
-``contract_log`` (2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
+search scoring and stopping by the fixed executor costs of earlier rounds (``BEFORE``:
+``executor_rates.DEFAULT_RATES``, a write worth 64 flops at 2e10 flops a second), and the permute
+kernel of the round before (``BEFORE_PERMUTE``: every entry gathered through offset tables in
+blocks of 2^12); "now": :mod:`evaluators.oracles.path_search` with this machine's learned rates
+(:mod:`evaluators.oracles.executor_rates`; the contractions of this benchmark add to the records,
+so on a machine without any the first rows are "now" by the default or a scaled default) and
+:mod:`evaluators.oracles.binary_permute` as configured. Both through
+``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by ``contract_log``
+(2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
 differ from run to run: the two configurations alternate in the order they run per seed. With
 ``cross_blocks``, now's tree is contracted again with the permute kernel of before
 (``BEFORE_PERMUTE``): the permute kernel's ratio on one tree.
@@ -24,10 +27,11 @@ import cotengra as ctg
 from evaluators.oracles import binary_permute
 from evaluators.oracles import path_search as ps
 from evaluators.oracles import tensor_network as tn
+from evaluators.oracles.executor_rates import DEFAULT_RATES, record_contraction
 from evaluators.oracles.log_contraction import contract_log
 from tasks.registry import get_task
 
-BEFORE = {"TRIAL_SLICE_REPEATS": 16}  # the search's settings before this round
+BEFORE = {"RATES": DEFAULT_RATES}  # the search's settings before this round: the fixed executor costs
 BEFORE_PERMUTE = {"RUN_BITS": 0, "BLOCK_BITS": 6}  # the permute kernel before: the gather in blocks of 2^12
 
 
@@ -61,6 +65,8 @@ def search_settings(settings: dict):
 def _run(net, settings: dict, permute: dict, row: dict, tag: str):
     tn._TREE_CACHE.clear()
     with search_settings(settings):
+        costs = ps.rates()
+        row[f"{tag}_rates"] = f"{costs.combo_factor} ({costs.source})"
         tree, row[f"{tag}_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
     row.update({f"{tag}_flops": float(tree.contraction_cost()), f"{tag}_writes": float(tree.total_write()),
                 f"{tag}_slices": int(tree.nslices)})
@@ -71,12 +77,17 @@ def _run(net, settings: dict, permute: dict, row: dict, tag: str):
 
 
 def _contract_with_permute(tree, net, permute: dict):
-    """The contraction timed with the permute kernel's settings replaced ({} for now's)."""
+    """The contraction timed with the permute kernel's settings replaced ({} for now's: recorded
+    in this machine's executor rates, as the oracle's own contractions are)."""
     saved = {name: getattr(binary_permute, name) for name in permute}
     for name, value in permute.items():
         setattr(binary_permute, name, value)
     try:
-        return _timed_cpu(contract_log, tree, net.arrays)
+        seconds = []
+        result = _timed_cpu(contract_log, tree, net.arrays, linear_seconds=seconds)
+        if seconds and not permute:
+            record_contraction(float(tree.contraction_cost()), float(tree.total_write()), seconds[0])
+        return result
     finally:
         for name, value in saved.items():
             setattr(binary_permute, name, value)
@@ -121,12 +132,13 @@ def format_tn(rows: list[dict]) -> str:
 
     cols = f"{'flops':>8} {'slices':>6} {'contract':>8} {'CPU':>8} {'total':>8}"
     head = (f"{'n':>4} {'seed':>4}  {'greedy':>14}  {'before: search':>14} {cols}  {'now: search':>11} {cols}  "
-            f"{'before/now':>10}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
-    lines = ["P06, random 3-regular +-1 glass, beta = 1; before = each search trial's tree sliced as the best of "
-             f"{BEFORE['TRIAL_SLICE_REPEATS']} slicings; now = of {ps.TRIAL_SLICE_REPEATS} (the {ps.REFINE_CANDIDATES} "
-             f"candidates resliced with {ps.CANDIDATE_SLICE_REPEATS}); both stopped at "
-             f"{ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in runs of "
-             f"2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
+            f"{'before/now':>10}  {'now: write =':>16}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
+    lines = ["P06, random 3-regular +-1 glass, beta = 1; before = the search scored and stopped by the fixed "
+             f"executor costs (a write worth {DEFAULT_RATES.combo_factor} flops at "
+             f"{DEFAULT_RATES.score_per_second:.0e} a second); now = by this machine's learned costs "
+             "(evaluators/oracles/executor_rates.py; per row: a write's worth in flops and where that came from); "
+             f"both stopped at {ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in "
+             f"runs of 2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
              "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "
              "ratio of CPU seconds to now's",
              head, "-" * len(head)]
@@ -137,5 +149,6 @@ def format_tn(rows: list[dict]) -> str:
                      f"{r['old_blocks_cpu_s'] / r['now_contract_cpu_s']:.2f}x")
         lines.append(f"{r['n']:>4} {r['seed']:>4}  {r['greedy_path_s']:>6.3f} s {r['greedy_flops']:>5.0e}  "
                      f"{'':>4}{side(r, 'before')}  {'':>1}{side(r, 'now')}  "
-                     f"{r['before_total_s'] / r['now_total_s']:>9.2f}x  {cross:>25}  {r['abs_diff']:>7.0e}")
+                     f"{r['before_total_s'] / r['now_total_s']:>9.2f}x  {r['now_rates'] + ' flops':>16}  {cross:>25}  "
+                     f"{r['abs_diff']:>7.0e}")
     return "\n".join(lines)

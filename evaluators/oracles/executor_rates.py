@@ -1,0 +1,147 @@
+"""What a flop and a written entry cost the tensor-network executor on this machine, learned from
+the contractions it has done.
+
+The path search scores a tree by flops + F x entries written and stops at a fraction of the best
+tree's predicted contraction time, so both costs should be this machine's. They are not
+constants: on the 2-core EPYC of earlier rounds a written entry cost about as much as 46-64 flops
+(``DEFAULT_RATES``); on this project's AVX-512 Xeon a fit over five P06 n = 250 contractions gave
+1.6e-11 s per flop and 3.8e-9 s per write (a write worth about 240 flops: matmuls four times
+faster, memory about as fast). With the old figures the search there preferred trees with many
+writes, which contract slowly, and over-predicted contraction times by about 1.5x, so it searched
+too long: P06 n = 250, seeds 1, 4 and 5 twice each, 187 s against 223 s in all (README).
+
+So every contraction of the oracle that takes at least ``MIN_RECORD_S`` on its linear route (the
+cold log-domain route is another executor) is recorded here, flops, writes and wall seconds, in
+a small file of the oracle cache's directory (``$STATMECH_CACHE``, one file per host and CPU
+model, the last ``KEEP`` contractions), and :func:`executor_rates` fits seconds = a flops +
+b writes over them by non-negative least squares, in errors relative to each contraction's time. A single record, or records whose writes per
+flop hardly differ, say only how fast this machine is: the default's ratio is kept and scaled to
+them. No record: ``DEFAULT_RATES``. Flops and writes are cotengra's (multiply-adds of each
+pairwise contraction, entries of its output, all slices).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: the factor is kept in this range whatever a fit says
+MIN_COMBO_FACTOR, MAX_COMBO_FACTOR = 8, 1024
+MIN_RECORD_S = 2.0     # shorter contractions are mostly Python overhead, which the model leaves out
+KEEP = 32              # records kept per machine, newest last
+# a two-parameter fit needs this many records whose writes per flop span this factor: the search's own
+# trees span little (P06 n = 250: 1.3x over five), yet five of them gave a write's worth as 265 flops
+# against 161-238 from eleven spanning 7x, whose fit predicts each within 20%
+MIN_FIT_RECORDS, MIN_RATIO_SPREAD = 4, 1.25
+
+
+@dataclass(frozen=True)
+class ExecutorRates:
+    """Wall seconds per flop and per written entry of the executor with its slice threads;
+    ``source``: "default", "scaled" (the default's ratio at this machine's speed) or "fitted"."""
+
+    seconds_per_flop: float
+    seconds_per_write: float
+    source: str = "default"
+
+    @property
+    def combo_factor(self) -> int:
+        """Flops one written entry is worth (cotengra's ``combo-F`` score), within the range."""
+        ratio = self.seconds_per_write / self.seconds_per_flop
+        return int(min(MAX_COMBO_FACTOR, max(MIN_COMBO_FACTOR, round(ratio))))
+
+    @property
+    def minimize(self) -> str:
+        """The cotengra objective the search scores trees by: flops + combo_factor x writes."""
+        return f"combo-{self.combo_factor}"
+
+    def predicted_seconds(self, flops: float, writes: float) -> float:
+        """Wall seconds of a contraction with these totals (all slices)."""
+        return flops * self.seconds_per_flop + writes * self.seconds_per_write
+
+    @property
+    def score_per_second(self) -> float:
+        """The objective's units (flops + combo_factor x writes) contracted per second."""
+        return 1.0 / self.seconds_per_flop
+
+
+#: fitted on three P06 n = 250 trees on the EPYC machine of earlier rounds: 2e10 flops per second
+#: with the two slice threads, a write worth 64 flops
+DEFAULT_RATES = ExecutorRates(1 / 2e10, 64 / 2e10)
+
+
+def fit_rates(records: list[tuple[float, float, float]], default: ExecutorRates = DEFAULT_RATES) -> ExecutorRates:
+    """The rates that best explain ``records`` ((flops, writes, seconds) of whole contractions):
+    see the module doc. ``default`` when there is none or the fit is degenerate. Errors are
+    weighed relative to each contraction's time, so that one long contraction slowed by other
+    work (the suite, a second search) does not decide the fit: absolute least squares turned a
+    write's worth from 177 flops into 354 on one such record among seventeen; relative, 177 and 178."""
+    from scipy.optimize import nnls
+
+    rows = np.array([r for r in records if r[0] > 0 and r[1] > 0 and r[2] > 0], dtype=np.float64).reshape(-1, 3)
+    if not len(rows):
+        return default
+    f, w, t = rows.T
+    if len(rows) >= MIN_FIT_RECORDS and (w / f).max() >= MIN_RATIO_SPREAD * (w / f).min():
+        design = np.stack([f / t, w / t], axis=1)       # (a f + b w) / t should be 1
+        scale = design.max(axis=0)
+        coef, _ = nnls(design / scale, np.ones(len(t)))
+        a, b = coef / scale
+        if a > 0 and b > 0:
+            return ExecutorRates(float(a), float(b), "fitted")
+    ratio = np.array([default.predicted_seconds(x, y) for x, y in zip(f, w)]) / t
+    s = float(ratio.sum() / np.dot(ratio, ratio))      # s x default's prediction / t should be 1
+    return ExecutorRates(default.seconds_per_flop * s, default.seconds_per_write * s, "scaled")
+
+
+def _records_path() -> Path:
+    from evaluators.oracle_cache import cache_dir
+
+    cpu = ""
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), "")
+    except OSError:
+        pass
+    machine = hashlib.sha256(f"{platform.node()}|{cpu or platform.processor()}|{os.cpu_count()}".encode())
+    return cache_dir() / f"executor-rates-{machine.hexdigest()[:16]}.json"
+
+
+def recorded() -> list[tuple[float, float, float]]:
+    """This machine's records, oldest first ([] when there is no readable file)."""
+    try:
+        rows = json.loads(_records_path().read_text())["contractions"]
+        return [(float(f), float(w), float(t)) for f, w, t in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def record_contraction(flops: float, writes: float, seconds: float) -> None:
+    """Add one contraction of the oracle's linear route to this machine's records (when it took
+    at least ``MIN_RECORD_S``); the file is replaced whole, so a crash leaves the old one. Never
+    raises: a cache that cannot be written costs only the calibration."""
+    if seconds < MIN_RECORD_S or not flops > 0:
+        return
+    try:
+        path = _records_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = (recorded() + [(float(flops), float(writes), float(seconds))])[-KEEP:]
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rates-")
+        with os.fdopen(fd, "w") as out:
+            json.dump({"schema": 1, "contractions": rows}, out)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def executor_rates() -> ExecutorRates:
+    """The rates fitted to this machine's records (:func:`fit_rates`); read afresh each call (a
+    search runs at most a few times a minute, and other processes add records)."""
+    return fit_rates(recorded())
