@@ -4,19 +4,20 @@ the contractions it has done.
 The path search scores a tree by flops + F x entries written and stops at a fraction of the best
 tree's predicted contraction time, so both costs should be this machine's. They are not
 constants: on the 2-core EPYC of earlier rounds a written entry cost about as much as 46-64 flops
-(``DEFAULT_RATES``); on this project's AVX-512 Xeon a fit over five P06 n = 250 contractions gave
-1.6e-11 s per flop and 3.8e-9 s per write (a write worth about 240 flops: matmuls four times
+(``DEFAULT_RATES``); on this round's AVX-512 Xeon a fit over seventeen P06 n = 250 contractions
+gives 1.9e-11 s a flop and 3.3e-9 s a write (a write worth about 177 flops: matmuls about 3.5x
 faster, memory about as fast). With the old figures the search there preferred trees with many
-writes, which contract slowly, and over-predicted contraction times by about 1.5x, so it searched
-too long: P06 n = 250, seeds 1, 4 and 5 twice each, 187 s against 223 s in all (README).
+writes, which contract slowly, and over-predicted contraction times by 1.3-1.9x, so it searched
+too long: P06 n = 250, ten pairs in one process (seeds 1, 4, 5), 448 s in all against 391 s with
+the learned costs (README, "Issue 18's targets on this round's machine").
 
 So every contraction of the oracle that takes at least ``MIN_RECORD_S`` on its linear route (the
 cold log-domain route is another executor) is recorded here, flops, writes and wall seconds, in
 a small file of the oracle cache's directory (``$STATMECH_CACHE``, one file per host and CPU
 model, the last ``KEEP`` contractions), and :func:`executor_rates` fits seconds = a flops +
-b writes over them by non-negative least squares, in errors relative to each contraction's time. A single record, or records whose writes per
-flop hardly differ, say only how fast this machine is: the default's ratio is kept and scaled to
-them. No record: ``DEFAULT_RATES``. Flops and writes are cotengra's (multiply-adds of each
+b writes over them by non-negative least squares, in errors relative to each contraction's
+time. A single record, or records whose writes per flop hardly differ, say only how fast this
+machine is: the default's ratio is kept and scaled to them. No record: ``DEFAULT_RATES``. Flops and writes are cotengra's (multiply-adds of each
 pairwise contraction, entries of its output, all slices).
 """
 
