@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# the path search's executor costs stay the fixed default: learned ones would make a test's search
+# depend on which contractions ran before it (tests/test_executor_rates.py lifts this where it tests them)
+os.environ["STATMECH_EXECUTOR_RATES"] = "default"
 
 FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
 

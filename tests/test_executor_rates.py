@@ -14,7 +14,7 @@ from evaluators.oracles.executor_rates import DEFAULT_RATES, ExecutorRates, fit_
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 
-A, B = 1.6e-11, 3.8e-9    # the fit on this project's AVX-512 machine (module doc)
+A, B = 1.6e-11, 3.8e-9    # a fit over five contractions on this round's AVX-512 host
 
 
 def _records(a=A, b=B, ratios=(0.01, 0.02, 0.04, 0.08)):
@@ -24,7 +24,9 @@ def _records(a=A, b=B, ratios=(0.01, 0.02, 0.04, 0.08)):
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    """A cache of its own, and the learning on (tests/conftest.py turns it off for the suite)."""
     monkeypatch.setenv("STATMECH_CACHE", str(tmp_path))
+    monkeypatch.delenv(er.SWITCH, raising=False)
     return tmp_path
 
 
@@ -56,6 +58,41 @@ def test_one_contraction_slowed_by_other_work_does_not_decide_the_fit():
     records = _records() + [(4e11, 1e10, 2.5 * (A * 4e11 + B * 1e10))]   # 2.5x as long as it should be
     rates = fit_rates(records)
     assert rates.source == "fitted" and 180 <= rates.combo_factor <= 300   # 238 without it
+
+
+def test_bad_numbers_in_the_file_are_passed_over(cache):
+    """json reads Infinity; a record of inf or 1e300 must not make every later search fail."""
+    er.record_contraction(1e11, 1e9, 10.0)
+    path, = cache.glob("oracle/executor-rates-*.json")
+    path.write_text('{"schema": 1, "contractions": [[Infinity, 1e9, 3.0], [1e300, 1e9, 3.0], '
+                    '[1e11, NaN, 3.0], [1e11, 1e9, 10.0]]}')
+    rates = er.executor_rates()
+    assert rates.source == "scaled" and rates.predicted_seconds(1e11, 1e9) == pytest.approx(10.0)
+    assert ps.hyper_optimizer(8, costs=rates).minimize == f"combo-{DEFAULT_RATES.combo_factor}"
+
+
+def test_implausible_costs_are_not_believed():
+    """A fit or a scale a thousand times off the default's costs gives the default."""
+    assert fit_rates([(1e11, 1e9, 1e-6)]) is DEFAULT_RATES
+    assert fit_rates([(f, w, t * 1e5) for f, w, t in _records()]) is DEFAULT_RATES
+    with pytest.raises(ValueError):
+        ExecutorRates(0.0, 1e-9)
+
+
+def test_the_switch_turns_the_learning_off(cache, monkeypatch):
+    for f, w, t in _records():
+        er.record_contraction(f, w, t)
+    monkeypatch.setenv(er.SWITCH, "default")
+    assert er.executor_rates() is DEFAULT_RATES
+    er.record_contraction(1e11, 1e9, 10.0)
+    monkeypatch.delenv(er.SWITCH)
+    assert er.recorded() == _records()        # nothing written while it was off
+
+
+def test_records_are_kept_per_host(cache, monkeypatch):
+    er.record_contraction(1e11, 1e9, 10.0)
+    monkeypatch.setattr(er.platform, "node", lambda: "another-host")
+    assert er.recorded() == [] and er.executor_rates() is DEFAULT_RATES
 
 
 def test_no_usable_record_gives_the_default():
@@ -91,6 +128,7 @@ def test_records_are_kept_per_machine_bounded_and_survive_a_corrupt_file(cache, 
 
 
 def test_an_unwritable_cache_costs_only_the_calibration(tmp_path, monkeypatch):
+    monkeypatch.delenv(er.SWITCH, raising=False)
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("STATMECH_CACHE", str(blocker / "below-a-file"))
@@ -118,9 +156,9 @@ def test_the_oracle_records_its_linear_contractions_and_not_the_log_domain_route
     assert len(er.recorded()) == 1
 
 
-def test_the_search_scores_refines_and_stops_by_the_rates_it_was_given(monkeypatch):
-    """The optimizer's objective, the refinement (in a pool worker: passed, not read from the
-    module) and the stopping rule all use the search's rates."""
+def test_the_search_scores_and_refines_by_the_rates_it_was_given(monkeypatch):
+    """The optimizer's objective and the refinement (in a pool worker: passed, not read from the
+    module) use the search's rates (the stopping rule's use: test_path_search's hard-cap test)."""
     costs = ExecutorRates(1e-11, 3e-9)
     monkeypatch.setattr(ps, "RATES", costs)
     made, refined = [], []

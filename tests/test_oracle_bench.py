@@ -33,6 +33,7 @@ def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monke
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
     assert all(r["abs_diff"] < 1e-10 for r in rows)
     assert ps.RATES is None and tn_bench.BEFORE == {"RATES": DEFAULT_RATES}   # before's costs set and restored
+    assert all(r["before_rates"] == f"{DEFAULT_RATES.combo_factor} (default)" for r in rows)
     assert all(r["now_rates"].split()[0].isdigit() for r in rows)
     assert (binary_permute.BLOCK_BITS, binary_permute.RUN_BITS) == (2, 2)
 

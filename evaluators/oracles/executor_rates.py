@@ -17,7 +17,8 @@ a small file of the oracle cache's directory (``$STATMECH_CACHE``, one file per 
 model, the last ``KEEP`` contractions), and :func:`executor_rates` fits seconds = a flops +
 b writes over them by non-negative least squares, in errors relative to each contraction's
 time. A single record, or records whose writes per flop hardly differ, say only how fast this
-machine is: the default's ratio is kept and scaled to them. No record: ``DEFAULT_RATES``. Flops and writes are cotengra's (multiply-adds of each
+machine is: the default's ratio is kept and scaled to them. No record, or costs a thousand
+times off the default's: ``DEFAULT_RATES``; ``$STATMECH_EXECUTOR_RATES=default`` keeps them always. Flops and writes are cotengra's (multiply-adds of each
 pairwise contraction, entries of its output, all slices).
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import tempfile
@@ -41,6 +43,11 @@ KEEP = 32              # records kept per machine, newest last
 # trees span little (P06 n = 250: 1.3x over five), yet five of them gave a write's worth as 265 flops
 # against 161-238 from eleven spanning 7x, whose fit predicts each within 20%
 MIN_FIT_RECORDS, MIN_RATIO_SPREAD = 4, 1.25
+#: a fit or scale outside this factor of the default's costs is not believed (the default is used)
+PLAUSIBLE = 1e3
+#: ``STATMECH_EXECUTOR_RATES=default`` turns the learning off: neither read nor written, the
+#: default costs always (the test suite sets it, so that no test's search depends on the others')
+SWITCH = "STATMECH_EXECUTOR_RATES"
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,11 @@ class ExecutorRates:
     seconds_per_flop: float
     seconds_per_write: float
     source: str = "default"
+
+    def __post_init__(self) -> None:
+        if not (0 < self.seconds_per_flop < math.inf and 0 < self.seconds_per_write < math.inf):
+            raise ValueError(f"executor costs must be positive and finite: {self.seconds_per_flop!r} s a flop, "
+                             f"{self.seconds_per_write!r} s a write")
 
     @property
     def combo_factor(self) -> int:
@@ -68,8 +80,9 @@ class ExecutorRates:
         return flops * self.seconds_per_flop + writes * self.seconds_per_write
 
     @property
-    def score_per_second(self) -> float:
-        """The objective's units (flops + combo_factor x writes) contracted per second."""
+    def flops_per_second(self) -> float:
+        """1 / seconds_per_flop (cotengra's ``max_time="rate:R"`` stops a search once it has run
+        longer than its best tree's flops / R)."""
         return 1.0 / self.seconds_per_flop
 
 
@@ -86,20 +99,28 @@ def fit_rates(records: list[tuple[float, float, float]], default: ExecutorRates 
     write's worth from 177 flops into 354 on one such record among seventeen; relative, 177 and 178."""
     from scipy.optimize import nnls
 
-    rows = np.array([r for r in records if r[0] > 0 and r[1] > 0 and r[2] > 0], dtype=np.float64).reshape(-1, 3)
+    rows = np.array(records, dtype=np.float64).reshape(-1, 3)
+    with np.errstate(all="ignore"):
+        rows = rows[np.all(np.isfinite(rows) & (rows > 0) & (rows < 1e30), axis=1)]
     if not len(rows):
         return default
+
+    def plausible(a: float, b: float) -> bool:
+        return (default.seconds_per_flop / PLAUSIBLE < a < default.seconds_per_flop * PLAUSIBLE
+                and default.seconds_per_write / PLAUSIBLE < b < default.seconds_per_write * PLAUSIBLE)
+
     f, w, t = rows.T
     if len(rows) >= MIN_FIT_RECORDS and (w / f).max() >= MIN_RATIO_SPREAD * (w / f).min():
         design = np.stack([f / t, w / t], axis=1)       # (a f + b w) / t should be 1
         scale = design.max(axis=0)
         coef, _ = nnls(design / scale, np.ones(len(t)))
-        a, b = coef / scale
-        if a > 0 and b > 0:
-            return ExecutorRates(float(a), float(b), "fitted")
+        a, b = (float(x) for x in coef / scale)
+        if plausible(a, b):
+            return ExecutorRates(a, b, "fitted")
     ratio = np.array([default.predicted_seconds(x, y) for x, y in zip(f, w)]) / t
     s = float(ratio.sum() / np.dot(ratio, ratio))      # s x default's prediction / t should be 1
-    return ExecutorRates(default.seconds_per_flop * s, default.seconds_per_write * s, "scaled")
+    a, b = default.seconds_per_flop * s, default.seconds_per_write * s
+    return ExecutorRates(a, b, "scaled") if plausible(a, b) else default
 
 
 def _records_path() -> Path:
@@ -128,21 +149,30 @@ def record_contraction(flops: float, writes: float, seconds: float) -> None:
     """Add one contraction of the oracle's linear route to this machine's records (when it took
     at least ``MIN_RECORD_S``); the file is replaced whole, so a crash leaves the old one. Never
     raises: a cache that cannot be written costs only the calibration."""
-    if seconds < MIN_RECORD_S or not flops > 0:
+    if os.environ.get(SWITCH) == "default" or not (seconds >= MIN_RECORD_S and flops > 0 and writes > 0):
         return
+    tmp = None
     try:
         path = _records_path()
         path.parent.mkdir(parents=True, exist_ok=True)
+        # read, add, replace: two processes recording at once may lose one record, never the file
         rows = (recorded() + [(float(flops), float(writes), float(seconds))])[-KEEP:]
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rates-")
         with os.fdopen(fd, "w") as out:
             json.dump({"schema": 1, "contractions": rows}, out)
         os.replace(tmp, path)
+        tmp = None
     except OSError:
         pass
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def executor_rates() -> ExecutorRates:
     """The rates fitted to this machine's records (:func:`fit_rates`); read afresh each call (a
-    search runs at most a few times a minute, and other processes add records)."""
+    search runs at most a few times a minute, and other processes add records). ``DEFAULT_RATES``
+    when ``$STATMECH_EXECUTOR_RATES`` is "default"."""
+    if os.environ.get(SWITCH) == "default":
+        return DEFAULT_RATES
     return fit_rates(recorded())

@@ -87,7 +87,8 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                     methods: tuple[str, ...] | None = None, costs: ExecutorRates | None = None) -> ctg.HyperOptimizer:
     """A serial optimizer scored by ``costs.minimize`` (default :func:`rates`) with every trial
     sliced to 2^max_width floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as
-    ``optimize=``) at a quarter of its best tree's predicted seconds or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
+    ``optimize=``) after four times its best tree's predicted seconds of flops (cotengra's
+    ``rate:`` counts flops alone) or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
     refines its best few trees instead."""
@@ -95,7 +96,7 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _methods()), max_repeats=max_trials,
-                                  max_time=f"rate:{costs.score_per_second / 4:g}", minimize=costs.minimize,
+                                  max_time=f"rate:{costs.flops_per_second / 4:g}", minimize=costs.minimize,
                                   parallel=False,
                                   progbar=False, slicing_opts={"target_size": 2 ** int(max_width),
                                                                "max_repeats": TRIAL_SLICE_REPEATS})
@@ -216,13 +217,13 @@ def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None,
 
 
 def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
-                workers: int = SEARCH_WORKERS):
+                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None):
     """The best tree a hyper-optimised search finds for the network (``inputs``: index labels per
     tensor, ``shapes``: their shapes; scalar output), within the budget of 2^max_width floats per
     intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
     best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
-    costs = rates()   # read once: the whole search scores and stops by the same figures
+    costs = costs or rates()   # read once: the whole search scores and stops by the same figures
     opt = hyper_optimizer(max_width, max_trials, costs=costs)
     opt.max_time = None  # the stopping rule is ours, checked between rounds
     size_dict = {ix: d for inp, shape in zip(inputs, shapes) for ix, d in zip(inp, shape)}

@@ -46,7 +46,7 @@ import numpy as np
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.executor_rates import record_contraction
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
-from evaluators.oracles.path_search import combo_cost, resliced, search_tree, within_budget
+from evaluators.oracles.path_search import combo_cost, rates, resliced, search_tree, within_budget
 from tasks.model import IsingModel
 
 # memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
@@ -171,6 +171,8 @@ def _tree(net: _Network, optimize, max_width: float):
         _TREE_CACHE.move_to_end(key)
         return _TREE_CACHE[key]
 
+    costs = rates()   # one reading of this machine's executor costs for the whole choice
+
     def tree_for(opt):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -179,15 +181,15 @@ def _tree(net: _Network, optimize, max_width: float):
             raise TooLarge(f"contraction width {tree.contraction_width():.0f} on the {opt} path: beyond what "
                            f"slicing to 2^{max_width} or a path search can bring within reach")
         # an optimizer object's trials may have been sliced once (``path_search.hyper_optimizer``)
-        return within_budget(tree, max_width) if isinstance(opt, str) else resliced(tree, max_width)
+        return within_budget(tree, max_width) if isinstance(opt, str) else resliced(tree, max_width, costs)
 
     if optimize != "auto":
         tree = tree_for(optimize)
     else:
         tree = tree_for("greedy")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
-            searched = search_tree(net.inputs, shapes, max_width)
-            if combo_cost(searched) < combo_cost(tree):
+            searched = search_tree(net.inputs, shapes, max_width, costs=costs)
+            if combo_cost(searched, costs) < combo_cost(tree, costs):
                 tree = searched
     tree = _for_workers(tree)
     if key is not None:

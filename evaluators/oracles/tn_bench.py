@@ -135,7 +135,7 @@ def format_tn(rows: list[dict]) -> str:
             f"{'before/now':>10}  {'now: write =':>16}  {'permute before, same tree':>25}  {'|dlogZ|':>7}")
     lines = ["P06, random 3-regular +-1 glass, beta = 1; before = the search scored and stopped by the fixed "
              f"executor costs (a write worth {DEFAULT_RATES.combo_factor} flops at "
-             f"{DEFAULT_RATES.score_per_second:.0e} a second); now = by this machine's learned costs "
+             f"{DEFAULT_RATES.flops_per_second:.0e} flops a second); now = by this machine's learned costs "
              "(evaluators/oracles/executor_rates.py; per row: a write's worth in flops and where that came from); "
              f"both stopped at {ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in "
              f"runs of 2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
