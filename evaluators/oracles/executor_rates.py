@@ -95,8 +95,9 @@ def fit_rates(records: list[tuple[float, float, float]], default: ExecutorRates 
     """The rates that best explain ``records`` ((flops, writes, seconds) of whole contractions):
     see the module doc. ``default`` when there is none or the fit is degenerate. Errors are
     weighed relative to each contraction's time, so that one long contraction slowed by other
-    work (the suite, a second search) does not decide the fit: absolute least squares turned a
-    write's worth from 177 flops into 354 on one such record among seventeen; relative, 177 and 178."""
+    work (the suite, a second search) does not decide the fit: on seventeen records, one of them
+    slowed 2.5x, absolute least squares made a write worth 353 flops (158 without that record),
+    relative ones 177 (178 without it)."""
     from scipy.optimize import nnls
 
     rows = np.array(records, dtype=np.float64).reshape(-1, 3)
