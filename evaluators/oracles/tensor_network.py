@@ -22,8 +22,8 @@ when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-op
 installed, on both cores when it is long) runs until it has spent half as long as its best path
 is predicted to take to contract (30 s at most), scoring paths by flops plus F x memory writes
 (F and the prediction from this machine's executor rates, learned from the oracle's own
-contractions: :mod:`evaluators.oracles.executor_rates`), and its best two trees are refined by subtree reconfiguration. Slicing keeps the
-largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
+contractions: :mod:`evaluators.oracles.executor_rates`), and its best two trees are refined by
+subtree reconfiguration. Slicing keeps the largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
 default): the sliced indices are summed outside, at the price of some repeated work. The
 contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
 of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each thread reusing its
