@@ -18,12 +18,14 @@ model, the last ``KEEP`` contractions), and :func:`executor_rates` fits seconds 
 b writes over them by non-negative least squares, in errors relative to each contraction's
 time. A single record, or records whose writes per flop hardly differ, say only how fast this
 machine is: the default's ratio is kept and scaled to them. No record, or costs a thousand
-times off the default's: ``DEFAULT_RATES``; ``$STATMECH_EXECUTOR_RATES=default`` keeps them always. Flops and writes are cotengra's (multiply-adds of each
-pairwise contraction, entries of its output, all slices).
+times off the default's: ``DEFAULT_RATES``; ``$STATMECH_EXECUTOR_RATES=default`` keeps them
+always. Flops and writes are cotengra's (multiply-adds of each pairwise contraction, entries of
+its output, all slices).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -118,22 +120,26 @@ def fit_rates(records: list[tuple[float, float, float]], default: ExecutorRates 
         a, b = (float(x) for x in coef / scale)
         if plausible(a, b):
             return ExecutorRates(a, b, "fitted")
-    ratio = np.array([default.predicted_seconds(x, y) for x, y in zip(f, w)]) / t
+    ratio = default.predicted_seconds(f, w) / t
     s = float(ratio.sum() / np.dot(ratio, ratio))      # s x default's prediction / t should be 1
     a, b = default.seconds_per_flop * s, default.seconds_per_write * s
     return ExecutorRates(a, b, "scaled") if plausible(a, b) else default
 
 
+@functools.lru_cache(maxsize=1)
+def _cpu_model() -> str:
+    """The CPU's model name (read once: every search and record asks for the records' path)."""
+    try:
+        return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name")), "") or platform.processor()
+    except OSError:
+        return platform.processor()
+
+
 def _records_path() -> Path:
     from evaluators.oracle_cache import cache_dir
 
-    cpu = ""
-    try:
-        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), "")
-    except OSError:
-        pass
-    machine = hashlib.sha256(f"{platform.node()}|{cpu or platform.processor()}|{os.cpu_count()}".encode())
+    machine = hashlib.sha256(f"{platform.node()}|{_cpu_model()}|{os.cpu_count()}".encode())
     return cache_dir() / f"executor-rates-{machine.hexdigest()[:16]}.json"
 
 

@@ -4,8 +4,8 @@ and the best few trees it found refined by subtree reconfiguration.
 Trees are scored by flops plus F x entries written, and the search stops once it has run
 ``SEARCH_FRACTION`` of the time its best tree is predicted to take to contract
 (``predicted_seconds``), both by this machine's executor rates (:func:`rates`: learned from the
-oracle's own contractions, :mod:`evaluators.oracles.executor_rates`), but not before ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S``
-seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
+oracle's own contractions, :mod:`evaluators.oracles.executor_rates`), but not before
+``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S`` seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
 the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
 times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
 few dozen (a ~ 0). It starts in this
@@ -88,7 +88,8 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
     """A serial optimizer scored by ``costs.minimize`` (default :func:`rates`) with every trial
     sliced to 2^max_width floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as
     ``optimize=``) after four times its best tree's predicted seconds of flops (cotengra's
-    ``rate:`` counts flops alone) or ``max_trials`` trials; :func:`search_tree` drives it by its own rule instead. No
+    ``rate:`` counts flops alone) or ``max_trials`` trials; :func:`search_tree` drives it by its
+    own rule instead. No
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
     refines its best few trees instead."""

@@ -171,7 +171,8 @@ def _tree(net: _Network, optimize, max_width: float):
         _TREE_CACHE.move_to_end(key)
         return _TREE_CACHE[key]
 
-    costs = rates()   # one reading of this machine's executor costs for the whole choice
+    # one reading of this machine's executor costs for the whole choice, and none for a named path
+    costs = rates() if optimize == "auto" or not isinstance(optimize, str) else None
 
     def tree_for(opt):
         with warnings.catch_warnings():
@@ -231,8 +232,14 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
     if cost > max_flops:
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
                        f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
+    return net.log_offset + contract_recorded(tree, net.arrays)
+
+
+def contract_recorded(tree, log_arrays: list[np.ndarray]) -> float:
+    """:func:`contract_log` along ``tree``; the linear route's wall time (the log route is another
+    executor) recorded in this machine's executor costs, which the path search learns from."""
     seconds: list[float] = []
-    value = contract_log(tree, net.arrays, linear_seconds=seconds)
-    if seconds:   # the linear route's time teaches the path search this machine's costs
-        record_contraction(cost, float(tree.total_write()), seconds[0])
-    return net.log_offset + value
+    value = contract_log(tree, log_arrays, linear_seconds=seconds)
+    if seconds:
+        record_contraction(float(tree.contraction_cost()), float(tree.total_write()), seconds[0])
+    return value

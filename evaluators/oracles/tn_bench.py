@@ -27,7 +27,7 @@ import cotengra as ctg
 from evaluators.oracles import binary_permute
 from evaluators.oracles import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.executor_rates import DEFAULT_RATES, record_contraction
+from evaluators.oracles.executor_rates import DEFAULT_RATES
 from evaluators.oracles.log_contraction import contract_log
 from tasks.registry import get_task
 
@@ -83,11 +83,7 @@ def _contract_with_permute(tree, net, permute: dict):
     for name, value in permute.items():
         setattr(binary_permute, name, value)
     try:
-        seconds = []
-        result = _timed_cpu(contract_log, tree, net.arrays, linear_seconds=seconds)
-        if seconds and not permute:
-            record_contraction(float(tree.contraction_cost()), float(tree.total_write()), seconds[0])
-        return result
+        return _timed_cpu(contract_log if permute else tn.contract_recorded, tree, net.arrays)
     finally:
         for name, value in saved.items():
             setattr(binary_permute, name, value)
