@@ -67,8 +67,8 @@ def admits(view) -> str | None:
         return "there are no fields"
     if view.max_order > 2 or view.rank_one:
         return "the ghost is useful for pair models only"
-    if not view.has_positions:
-        return "no drawing to keep planar"
+    if not view.has_positions and (view.family is None or view.family.planar is not True):
+        return "no drawing to keep planar, and the interaction graph is not planar"
     return None
 
 
