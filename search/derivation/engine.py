@@ -238,7 +238,7 @@ def _root(ctx: _Context) -> _Node:
 
 def state_view(ctx: _Context, states) -> StateView:
     """The structure analysis of the states a chain prefix leaves (one per view size)."""
-    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim"))
+    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim", "face_dual"))
     return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
                    cheap_solvers=CHEAP, first_steps=first)
 
