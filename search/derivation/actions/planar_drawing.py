@@ -56,6 +56,8 @@ def admits(view) -> str | None:
         return "there is no spin model yet"
     if view.max_order > 2 or view.rank_one:
         return "only pair models are drawn (a Pfaffian needs pair couplings)"
+    if not view.has_pairs:
+        return "there are no pair couplings to draw"
     if view.has_positions and view.drawing_planar:
         return "the model already has a planar drawing"
     if view.family is None or view.family.planar is not True:
