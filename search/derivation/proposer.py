@@ -101,7 +101,7 @@ def to_candidate(d: Derivation, cid: str, task_id: str, parent: Candidate | None
                       derivation=d.record())
     if d.program is None:
         failed = Candidate.failed(cid, task_id, f"derivation proposer: {d.error}", **provenance)
-        failed.notes = [f"failed step {s.action}: {s.check.text()}" for s in d.failed]
+        failed.notes = [f"failed step {s.action}: {s.check.text()}" for s in d.failed] + list(d.diagnosis)
         return failed
     return Candidate(
         id=cid, task=task_id, code=d.program, tractable_class=d.tractable_class, complexity_O=d.complexity_O,
