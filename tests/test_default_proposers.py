@@ -23,8 +23,11 @@ def test_a_config_that_names_no_proposers_mixes_structural_and_derivation():
     cfg = config_from_dict({"task": "P04"})
     weights = cfg.weights()
     assert weights["structural"] > 0 and weights["derivation"] > 0 and weights["llm"] == 0
-    structural_only = config_from_dict({"task": "P04", "proposers": {"derivation": 0}})
-    assert structural_only.weights()["derivation"] == 0 and structural_only.weights()["structural"] > 0
+    # a section lists the mix: what it does not name is off
+    structural_only = config_from_dict({"task": "P04", "proposers": {"structural": 1.0}})
+    assert structural_only.weights() == {"structural": 1.0, "derivation": 0.0, "llm": 0.0}
+    tuned = config_from_dict({"task": "P04", "proposers": {"derivation": {"weight": 2.0}}})
+    assert tuned.weights() == {"derivation": 2.0, "llm": 0.0, "structural": 0.0}
 
 
 @pytest.mark.parametrize("cls, claim, lattice, settles", [

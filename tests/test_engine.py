@@ -178,7 +178,7 @@ def test_the_structural_proposer_is_told_what_the_run_knows(plugin_dir, tmp_path
     """Every slot mutates the same parent. Told the run's known programs (``uses_known``), the
     structural proposer writes a new program for every slot; told nothing, it repeats some."""
     (plugin_dir / "first_found.py").write_text(textwrap.dedent(FIRST_FOUND))
-    cfg = config_from_dict({**BASE, "task": "P04", "strategy": "first_found", "proposers": {"derivation": 0.0},
+    cfg = config_from_dict({**BASE, "task": "P04", "strategy": "first_found", "proposers": {"structural": 1.0},
                             "budgets": {"proposals": 9, "evaluations": 9, "wall_time_s": 600}})
 
     def duplicates(name):
