@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from tasks import formula_runtime
+from tasks.formula_check import check
 from tasks.formula import DOMAIN_VALUES, FUNCTIONS, Formula, Loop
 from tasks.formula_algebra import Monomial, expand, lift, merge, monomials, rank_one_block, spin_monomials, to_spins
 from tasks.formula_extras import ConstrainedSum, DisorderAverage
@@ -73,8 +74,9 @@ class CompiledReader:
 
 
 def compile_reader(formula) -> CompiledReader:
-    """The reader of ``formula`` (a Formula, ConstrainedSum or DisorderAverage); ValueError when a
-    term cannot be compiled (say why)."""
+    """The reader of ``formula`` (a Formula, ConstrainedSum or DisorderAverage); ValueError, one line
+    naming the term and why, when a term cannot be compiled (tasks/formula_check.py)."""
+    check(formula)
     if isinstance(formula, Formula):
         return _compile_z(formula)
     if isinstance(formula, ConstrainedSum):
