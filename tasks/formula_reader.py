@@ -4,7 +4,9 @@
 only math and numpy, so it runs inside a candidate program), from the formula's normal form
 (tasks/formula_algebra.py: weight monomials in +-1 variables, like terms merged). Every loop becomes
 a vectorised index table (nested ranges by ``np.repeat``), every coefficient and index the same
-Python expression evaluated on those arrays. The reader returns a plain dict:
+Python expression evaluated on those arrays (tasks/formula_runtime.py makes the two agree); what
+cannot be compiled is refused first, in one line naming the term (tasks/formula_check.py), and
+params that do not fit raise ValueError. The reader returns a plain dict:
 
 kind "z" (a Formula: Z = sum exp(beta W))::
 
