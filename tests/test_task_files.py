@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from evaluators.oracles.brute import brute_log_z
 from evolve import cli
 from evolve.config import ConfigError, config_from_dict, load_config
 from tasks import registry
@@ -195,8 +196,8 @@ BROKEN = {
     "syntax error": (("def cells(n: int) -> int:", "def cells(n: int) -> int"), r"line 15: syntax error"),
     "error on import": (("import numpy as np\n", "import numpy as np\nnp.frobnicate()\n"),
                         r"line 9: AttributeError: .*frobnicate"),
-    "abstract": (("    def to_model(self, params, n):", "    def to_model_(self, params, n):"),
-                 r"TypeError: Can't instantiate abstract class DiamondChain"),
+    "abstract": (("    def to_model(self, params, n):", "    formula = None\n\n    def to_model_(self, params, n):"),
+                 r"TypeError: Can't instantiate abstract class DiamondChain"),       # neither to_model nor formula
     "bad model": (("return IsingModel.from_arrays(n, beta, edges, couplings, h)", "return None"),
                   r"to_model\(params, 7\) must return a tasks.model.IsingModel"),
     "bad ladder": (("(301, 1501, 4501)", "(301, 1500)"), r"n=1500 of probe_sizes/ladder_sizes is refused by check_size"),
@@ -215,6 +216,20 @@ def test_broken_task_files_give_one_clear_line_and_exit_2(tmp_path, capsys, case
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(message, err), err
     assert str(path.name) in err
+
+
+def test_a_task_file_without_to_model_reads_its_formula(tmp_path, diamond):
+    """The worked example with its to_model removed: the model comes from the formula's compiled reader,
+    the same couplings, fields and log Z as the hand-written to_model at every probe size."""
+    text = EXAMPLE.read_text().replace("    def to_model(self, params, n):", "    def to_model_(self, params, n):")
+    path = tmp_path / "formula_only.py"
+    path.write_text(text.replace('id = "DIAMOND"', 'id = "DIAMOND_F"'))
+    task = register_task_file(path)
+    for n in task.probe_sizes:
+        params = diamond.probe_params(n, 3, 0)
+        got, want = task.to_model(params, n), diamond.to_model(params, n)
+        assert got.beta == want.beta and np.allclose(got.fields, want.fields, rtol=0, atol=1e-15)
+        assert brute_log_z(got) == pytest.approx(brute_log_z(want), rel=1e-13)
 
 
 def test_loading_is_idempotent_by_content_and_ids_stay_unique(tmp_path, diamond):
