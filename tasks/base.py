@@ -108,17 +108,25 @@ class Task(ABC):
         ``to_model`` gets :meth:`model_from_formula` as its ``to_model`` (``__init_subclass__``)."""
 
     def model_from_formula(self, params: dict, n: int) -> IsingModel:
-        """The model of the task's Formula at these params, read by the reader compiled from it."""
+        """The model of the task's Formula at these params, read by the reader compiled from it; for a
+        constrained sum, the Ising model on the faces of its constraint graph (tasks/parity_dual.py),
+        whose spins need not number n (ValueError when that graph is not planar)."""
+        from tasks.formula_extras import ConstrainedSum          # here: tasks.formula imports scipy
+
+        if isinstance(self.formula, ConstrainedSum):
+            return constrained_model(self.formula, params, n)
         return formula_model(self.formula, params, n)
 
     def __init_subclass__(cls, **kwargs) -> None:
         """A task stated by its formula alone needs no model code: its ``to_model`` reads the formula
-        (a task without a formula, or with a constrained sum or disorder average, still must define
-        one: the class stays abstract and cannot be instantiated)."""
+        (a constrained sum's is the model on its dual graph; a task without a formula, or with a
+        disorder average, still must define one: the class stays abstract and cannot be instantiated)."""
         super().__init_subclass__(**kwargs)
         from tasks.formula import Formula                   # here: tasks.formula imports scipy
 
-        if getattr(cls.to_model, "__isabstractmethod__", False) and isinstance(cls.formula, Formula):
+        from tasks.formula_extras import ConstrainedSum
+
+        if getattr(cls.to_model, "__isabstractmethod__", False) and isinstance(cls.formula, (Formula, ConstrainedSum)):
             cls.to_model = Task.model_from_formula
 
     def check_size(self, n: int) -> None:
@@ -279,6 +287,23 @@ def formula_model(formula, params: dict, n: int) -> IsingModel:
                       constant=float(read["constant"]),
                       rank_one=tuple((np.asarray(u, dtype=np.float64), float(a)) for u, a in read["rank_one"]),
                       positions=read["positions"])
+
+
+def constrained_model(formula, params: dict, n: int) -> IsingModel:
+    """The Ising model on the faces of a constrained sum's constraint graph (tasks/parity_dual.py) at these
+    params: its Z, constant included, is the sum. A sum reduced to no spin keeps one free spin (its log 2
+    taken out of the constant), since a model has at least one."""
+    from tasks.parity_dual import _fd_model
+
+    dual = _fd_model(_formula_reader(formula)(params, n))
+    terms, weights = [], []
+    for idx, w in dual["terms"]:
+        terms += [tuple(row) for row in np.asarray(idx).tolist()]
+        weights.append(np.asarray(w, dtype=np.float64))
+    spins = max(int(dual["n"]), 1)
+    constant = float(dual["log_shift"]) - (math.log(2.0) if dual["n"] == 0 else 0.0)
+    return IsingModel(n=spins, terms=tuple(terms), weights=np.concatenate(weights) if weights else np.zeros(0),
+                      beta=1.0, constant=constant)
 
 
 @functools.lru_cache(maxsize=64)

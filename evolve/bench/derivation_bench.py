@@ -82,6 +82,10 @@ def bench_one(family: str, seed: int, out: Path, verify_program: bool = True) ->
         rec.solved = rec.tractable_class == "no_efficient_known" and not rec.polynomial
         rec.reason = (f"ended {rec.tractable_class}, {rec.complexity}" if rec.solved else
                       f"a control claimed {rec.tractable_class}, {rec.complexity}")
+    elif not verify_program:
+        rec.solved = rec.polynomial
+        rec.reason = "" if rec.polynomial else f"no polynomial chain (best {rec.chain}, {rec.complexity})" + \
+            _lines(d.diagnosis)
     else:
         beyond = rec.largest_n > rec.probe_max
         rec.solved = rec.polynomial and rec.verdict == "accept" and beyond
