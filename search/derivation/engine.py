@@ -330,9 +330,10 @@ def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Pl
             complexity = cost
     order = list(SOLVERS).index(solver.NAME)
     rank, rate = _growth(ctx, complexity)
-    # rates of exponentials are not comparable between models of different sizes: fewer steps first
+    # rates of exponentials are not comparable between models of different sizes: fewer steps first;
+    # a generic fallback (elimination) after any named mapping of the same growth, however long
     return Plan(tuple(node.chain), solver.NAME, options, tuple(labels), complexity, justification,
-                (rank, rate if rank == 0 else 0.0, len(node.chain), rate, order))
+                (rank, rate if rank == 0 else 0.0, int(solver.fallback), len(node.chain), rate, order))
 
 
 def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
@@ -361,8 +362,9 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
     offer(root)
     expanded = 0
     while queue and expanded < max_nodes:
-        cheapest = min((p.cost[:2] for _, p in plans), default=(9, math.inf))
-        if cheapest <= GOOD_ENOUGH or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
+        cheapest = min((p.cost[:3] for _, p in plans), default=(9, math.inf, 0))
+        # a linear fallback does not end the search at once: a named mapping may lie a few steps on
+        if cheapest <= GOOD_ENOUGH + (0,) or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
             break
         _, depth, _, node = heapq.heappop(queue)
         if depth >= max_depth:
