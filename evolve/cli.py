@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from evolve.commands import COMMANDS  # noqa: E402 - after the environment default above
 from evolve.commands.common import UsageError, add_task_file_option, register_task_files  # noqa: E402
-from evolve.engine.termination import Terminated  # noqa: E402
+from evolve.engine.termination import by_sigterm  # noqa: E402
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -53,12 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"evolve {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:          # Ctrl-C, or SIGTERM (evolve.engine.termination.Terminated)
+        if by_sigterm(exc):
+            print("terminated (SIGTERM)", file=sys.stderr)
+            return 143
         print("interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("terminated (SIGTERM)", file=sys.stderr)
-        return 143
     except BrokenPipeError:                    # `evolve tasks | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0

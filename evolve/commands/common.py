@@ -9,6 +9,8 @@ import math
 import signal
 import threading
 
+from evolve.engine.termination import note_sigterm   # light: no Ray
+
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
@@ -78,12 +80,14 @@ def register_task_files(paths: list[str]) -> None:
 @contextlib.contextmanager
 def sigterm_raises(exc_type):
     """While inside, SIGTERM raises ``exc_type`` in the main thread (so a run records that it was
-    stopped, as Ctrl-C does); the previous handler comes back after."""
+    stopped, as Ctrl-C does; ``exc_type`` should be a KeyboardInterrupt, see
+    :mod:`evolve.engine.termination`); the previous handler comes back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):
+        note_sigterm()
         raise exc_type()
 
     previous = signal.signal(signal.SIGTERM, handler)

@@ -103,6 +103,11 @@ def _check_run_root(root: Path, flag: str) -> None:
 
 
 def run_launch(args) -> int:
+    with sigterm_raises(Terminated):       # from the start: SIGTERM while Ray starts leaves nothing behind either
+        return _launch(args)
+
+
+def _launch(args) -> int:
     from evolve.config import ConfigError, load_config  # lazy
     from evolve.store.run_store import RunStore, RunStoreError  # lazy
 
@@ -152,6 +157,11 @@ def _say(store: RunStore, message: str) -> None:
 
 
 def run_resume(args) -> int:
+    with sigterm_raises(Terminated):
+        return _resume(args)
+
+
+def _resume(args) -> int:
     from evolve.config import ConfigError, config_from_dict  # lazy
     from evolve.engine.plan import Replay  # lazy
     from evolve.store.events import EXTRA_BUDGETS, ResumeEvent, extra_budgets  # lazy
@@ -217,9 +227,10 @@ def _drive(cfg, store: RunStore, session: ray_session.RaySession, **kwargs) -> i
     if session.sentinel is not None:
         session.watch(store.path)
     try:
+        # again, now that Ray is up: ray.init installs its core's own SIGTERM handler, which aborts the process
         with sigterm_raises(Terminated):
             drive(cfg, store, address=session.address, **kwargs)
-    except (KeyboardInterrupt, Terminated):
+    except KeyboardInterrupt:        # Ctrl-C or SIGTERM: drive recorded it (interrupted); the command line says so
         raise
     except RunFailed as exc:
         print(f"run failed: {exc}", file=sys.stderr, flush=True)

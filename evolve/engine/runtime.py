@@ -20,7 +20,7 @@ from evolve.engine.pools import ActorProxy, ActorSet, RayPool
 from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
 from evolve.engine.ray_session import RaySession
-from evolve.engine.termination import Terminated
+from evolve.engine.termination import by_sigterm
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from evolve.store.events import FinishEvent
 from evolve.store.run_store import RunStore
@@ -72,7 +72,7 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
     already initialised in this process it is used as it is.
 
     Whatever ends the run is on record: ``finished`` with the budget that stopped it,
-    ``interrupted`` (KeyboardInterrupt, :class:`Terminated`), or ``failed`` with the exception
+    ``interrupted`` (Ctrl-C or SIGTERM: a KeyboardInterrupt), or ``failed`` with the exception
     (which propagates). :class:`~evolve.engine.preflight.RunFailed` is raised when a model fails its
     preflight or every proposal of the run failed (the finish record then names the reason)."""
     address = address or cfg.ray.address
@@ -126,8 +126,8 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
         if engine is not None:
             progress.finish(engine.counters, f"failed: {exc}")
         raise
-    except (KeyboardInterrupt, Terminated) as exc:
-        why = "SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
+    except KeyboardInterrupt as exc:      # Ctrl-C, or SIGTERM (evolve.engine.termination.Terminated)
+        why = "SIGTERM" if by_sigterm(exc) else "interrupted (Ctrl-C)"
         _best_effort(store.set_status, "interrupted", reason=why, **counters())
         _best_effort(store.log, f"{why}; `evolve resume {store.path}` continues from the last snapshot")
         raise
