@@ -62,7 +62,7 @@ def test_a_launch_on_a_two_node_cluster_evaluates_on_both_nodes(cluster, tmp_pat
     nodes = {r["node"] for r in evaluations}
     assert len(nodes) == 2 and all(len(n) == 56 for n in nodes), "Ray node ids of two nodes"
     assert len({r["worker"] for r in evaluations}) == 2
-    assert f"cluster {cluster.address}" in (run / "run.log").read_text()
+    assert f"the Ray cluster at {cluster.address}" in (run / "run.log").read_text()
     assert yaml.safe_load((run / "status.json").read_text())["state"] == "finished"
 
 

@@ -31,6 +31,11 @@ a run stopped by a budget and resumed with a larger one (``evolve resume --extra
 choices an uninterrupted run would have. Snapshots carry the open generations
 (:mod:`evolve.engine.generation`).
 
+The wall-time budget is a deadline, not only a rule between generations: a pool that can wait
+for Ray (:class:`~evolve.engine.pools.RayPool`) is given it, and when it passes with work still in
+flight (an evaluator no node can place, a provider that never answers) the run ends there; that
+work was never journaled, so a resume with more wall time redoes it.
+
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
 is journaled once (proposals name it by digest). A generation whose every LLM proposal failed
@@ -50,6 +55,7 @@ from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
 from evolve.engine.schedule import longest_first
+from evolve.engine.termination import WallTimeReached
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
 from evolve.store.run_store import RunStore
@@ -143,15 +149,25 @@ class Engine:
 
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
-        while True:
-            self._select_ahead()
-            self._launch_selected()
-            if not self.open or not self.open[0].launched:
-                break
-            self._finish(self.open.pop(0))
-            self.counters.generation += 1
-            if self.counters.generation % self.settings.checkpoint_interval == 0:
-                self.snapshot()
+        set_deadline = getattr(self.pool, "set_deadline", None)
+        if set_deadline is not None:
+            set_deadline(time.monotonic() + max(0.0, self.settings.budgets.wall_time_s - self._elapsed()))
+        try:
+            while True:
+                self._select_ahead()
+                self._launch_selected()
+                if not self.open or not self.open[0].launched:
+                    break
+                self._finish(self.open.pop(0))
+                self.counters.generation += 1
+                if self.counters.generation % self.settings.checkpoint_interval == 0:
+                    self.snapshot()
+        except WallTimeReached as stop:
+            # no snapshot here: the open generations are half done, and a resume takes what arrived from
+            # the journal (as after a kill) and redoes the rest
+            self.progress.update(self.counters)
+            return (f"wall-time budget reached ({self.settings.budgets.wall_time_s:.0f} s) with {stop.in_flight} "
+                    "request(s) still waiting (not journaled: `evolve resume --extra-wall-time S` redoes them)")
         self.snapshot()
         return self.stop_reason() or "nothing left to do"
 

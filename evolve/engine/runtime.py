@@ -66,10 +66,11 @@ def make_strategy(cfg: Config, remote: bool):
 
 
 def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict | None = None,
-          replay: Replay | None = None, progress: Progress | None = None) -> str:
+          replay: Replay | None = None, progress: Progress | None = None, cluster: str | None = None) -> str:
     """Run (or continue, from a snapshot ``state`` and the journal's ``replay``) the search to the
     end of its budget; returns why it stopped. ``address`` overrides ``ray.address``; when Ray is
-    already initialised in this process it is used as it is.
+    already initialised in this process it is used as it is (``cluster`` then says which it is, for
+    run.log). The wall-time budget holds whatever the cluster does (:mod:`evolve.engine.pools`).
 
     Whatever ends the run is on record: ``finished`` with the budget that stopped it,
     ``interrupted`` (Ctrl-C or SIGTERM: a KeyboardInterrupt), or ``failed`` with the exception
@@ -79,10 +80,12 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
     with RaySession(address) as session:
         if session.sentinel is not None:
             session.watch(store.path)
-        return _drive(cfg, store, address, state, replay, progress)
+        where = cluster or (session.describe() if session.joined else
+                            f"the Ray cluster at {address}" if address else "a Ray cluster already up in this process")
+        return _drive(cfg, store, where, state, replay, progress)
 
 
-def _drive(cfg, store, address, state, replay, progress) -> str:
+def _drive(cfg, store, where, state, replay, progress) -> str:
     engine = None
     actors, sets = [], []
     files = task_file_payloads(cfg.task)
@@ -111,7 +114,7 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
         if state is not None:
             engine.restore(upgrade_state(state, cfg.strategy))
         store.set_status("running", **counters())
-        store.log(f"search started on {'cluster ' + address if address else 'a local Ray cluster'}: "
+        store.log(f"search started on {where}: "
                   f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
         if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
             check_models(cfg, store)

@@ -1,5 +1,6 @@
-"""The exception SIGTERM raises in a driver, on its own so that the command line can catch it
-without importing the runtime (Ray).
+"""The exceptions that end a run early, on their own so that the command line and the engine can
+catch them without importing the runtime (Ray): SIGTERM, and the wall-time deadline passing while
+the pool waits (:class:`WallTimeReached`).
 
 :class:`Terminated` is a ``KeyboardInterrupt``: Ray's blocking calls (``ray.wait``, ``ray.get``)
 check for signals while they wait and let only a ``KeyboardInterrupt`` raised by a handler through
@@ -34,3 +35,11 @@ def by_sigterm(exc: BaseException) -> bool:
     """Whether ``exc`` (a ``KeyboardInterrupt``) stands for SIGTERM rather than Ctrl-C."""
     return isinstance(exc, Terminated) or sigterm_received()
 
+
+class WallTimeReached(Exception):
+    """The run's wall-time deadline passed while a pool waited for results; ``in_flight`` requests
+    (sent or queued, never journaled) were abandoned."""
+
+    def __init__(self, in_flight: int):
+        super().__init__(f"the deadline passed with {in_flight} request(s) in flight")
+        self.in_flight = in_flight

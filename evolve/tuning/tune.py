@@ -47,10 +47,11 @@ import yaml
 from optuna.trial import TrialState
 
 from evolve.config import ConfigError, config_from_dict, load_config
+from evolve.engine.ray_session import check_capacity
 from evolve.engine.runtime import start_ray, task_file_payloads
 from evolve.tuning.objective import DIRECTIONS
 from evolve.tuning.space import apply, parse_space, suggest
-from evolve.tuning.trial import evaluator_share, run_trial, trial_dir_name
+from evolve.tuning.trial import RAY_RESOURCE_STEP, evaluator_share, run_trial, trial_dir_name
 
 
 
@@ -171,6 +172,8 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
 
     started_ray = start_ray(address)
     try:
+        if started_ray.joined:      # a cluster without a CPU would leave every trial's evaluators pending forever
+            check_capacity(RAY_RESOURCE_STEP, started_ray.describe())
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         # num_cpus=0: the task only waits on its own actors (see evolve.tuning.trial); max_retries=0:
         # a retried trial would find its run directory taken, and a crash is a failed trial anyway
