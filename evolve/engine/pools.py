@@ -38,6 +38,7 @@ import ray
 from ray.exceptions import RayActorError
 
 from evolve.engine.termination import WallTimeReached
+from evolve.store.failures import one_line
 from search.candidate import Candidate
 from search.records import Evaluation, ProposalRequest
 
@@ -71,7 +72,7 @@ class ActorSet:
         self.incarnations[index] += 1
         self.actors[index] = self.make(index, self.incarnations[index])
         self.replaced += 1
-        why = " ".join(str(error).split())[:200]
+        why = one_line(str(error), 200)
         self.log(f"{self.kind} actor {index} died ({type(error).__name__}: {why}); replaced by a new one "
                  f"(incarnation {self.incarnations[index]}), its requests sent again")
 

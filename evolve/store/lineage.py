@@ -20,7 +20,7 @@ from pathlib import Path
 
 from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
                                  decode)
-from evolve.store.failures import common_failure
+from evolve.store.failures import run_failure
 from evolve.store.integrity import journal_loss, witnesses
 from evolve.store.journal import read_journal
 from evolve.store.model_stats import model_stats
@@ -212,7 +212,7 @@ def run_summary(run_dir: str | Path) -> dict:
     best = idx.best_id()
     finish = idx.of_kind(FinishEvent)
     status = read_status(idx.path) or {}
-    failure = common_failure(cands)
+    failure = run_failure(status, cands)
     return {
         "run_id": idx.run_id, "task": idx.header.get("task"), "created": idx.header.get("created"),
         "status": status.get("state"), "finished": finish[-1].reason if finish else None,
@@ -233,7 +233,7 @@ def run_summary(run_dir: str | Path) -> dict:
         "class_labels": sorted({c.tractable_class for c in cands if c.tractable_class}),
         "journal_torn": idx.torn,
         "models": model_stats(idx),
-        "failure": None if failure is None else {**failure.to_dict(), "line": failure.line()},
+        "failure": None if failure is None else failure.to_dict(),
         "journal_lost_records": idx.loss.lost_records if idx.loss else 0,
     }
 
