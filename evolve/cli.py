@@ -23,6 +23,16 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (`{self.prog} --help` lists the options)\n")
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or 'unknown' for a source tree not installed."""
+    from importlib.metadata import PackageNotFoundError, version as installed  # light; only for --version
+
+    try:
+        return installed("statmech-evolve")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="evolve",
@@ -31,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     # --task-file is accepted before the command (`evolve --task-file F tasks`) and after it
     # (`evolve verify --task-file F ...`); two dests, because a subparser's defaults would
     # overwrite what the top-level parser already stored under the same name.
+    parser.add_argument("--version", action="version", version=f"evolve {version()}",
+                        help="print the installed version of statmech-evolve and exit")
     add_task_file_option(parser, "task_files_before")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:

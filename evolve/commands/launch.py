@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evolve.commands.common import UsageError, sigterm_raises
+from evolve.commands.common import UsageError, check_seed, check_writable_dir, sigterm_raises
 from evolve.engine.termination import Terminated
 
 if TYPE_CHECKING:
@@ -93,15 +92,7 @@ def _check_address(address: str | None, flag: str) -> None:
 
 def _check_run_root(root: Path, flag: str) -> None:
     """The nearest existing folder of ``root`` must be a directory we may write in."""
-    try:
-        probe = root
-        while not probe.exists() and probe != probe.parent:
-            probe = probe.parent
-        ok = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{flag} {str(root)!r} cannot be used: {exc}") from None
-    if not ok:
-        raise UsageError(f"{flag} {root}: {probe} is not a directory this user may write in")
+    check_writable_dir(root, flag)
 
 
 def run_launch(args) -> int:
@@ -113,6 +104,8 @@ def _launch(args) -> int:
     from evolve.config import ConfigError, load_config  # lazy
     from evolve.store.run_store import RunStore, RunStoreError  # lazy
 
+    if args.seed is not None:
+        check_seed(args.seed, "--seed")     # the flag named, not the config key it overrides
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
         cfg = load_config(args.config, overrides)

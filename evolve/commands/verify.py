@@ -18,7 +18,9 @@ def register(sub) -> None:
     )
     p.add_argument("candidate", metavar="CANDIDATE",
                    help="a .json file in the paper's response schema (tractable_class, complexity_O, "
-                        "confidence, justification, code) or a .py file (code only)")
+                        "confidence, justification, code) or a .py file whose claims are comment lines at its "
+                        "top, '# tractable_class: NAME' and '# complexity_O: O(...)', as a run's best/program.py "
+                        "has them (a .py without a complexity claim cannot be accepted)")
     p.add_argument("--task", required=True, help="task id, e.g. P04 (see `evolve tasks`)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object (the Verdict)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
@@ -69,7 +71,8 @@ def render(v) -> str:
     ]
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]
-        lines.append(f"  physics   : {len(v.physics.checks) - len(bad)}/{len(v.physics.checks)} passed {bad or ''}")
+        failed = f"; failed: {', '.join(bad)}" if bad else ""
+        lines.append(f"  physics   : {len(v.physics.checks) - len(bad)}/{len(v.physics.checks)} passed{failed}")
     if v.sandbox.violations:
         lines.append(f"  sandbox   : violations {', '.join(v.sandbox.violations)}")
     lines.append("  feedback  :")

@@ -34,7 +34,8 @@ choices an uninterrupted run would have. Snapshots carry the open generations
 The wall-time budget is a deadline, not only a rule between generations: a pool that can wait
 for Ray (:class:`~evolve.engine.pools.RayPool`) is given it, and when it passes with work still in
 flight (an evaluator no node can place, a provider that never answers) the run ends there; that
-work was never journaled, so a resume with more wall time redoes it.
+work was never journaled, so a resume with more wall time redoes it. status.json's counts follow
+the run (every few seconds), so ``evolve runs`` shows a live run's progress.
 
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
@@ -69,6 +70,7 @@ from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
 STATE_SCHEMA = 3   # 3: the open generations (evolve.engine.generation.Generation.to_state)
+STATUS_INTERVAL_S = 5.0   # how often status.json's counts follow a running run
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Engine:
         self.open: list[Generation] = []         # selected or launched, not yet finished, oldest first
         self._started = time.monotonic()
         self._elapsed_before = 0.0
+        self._status_at = -STATUS_INTERVAL_S     # when status.json's counts were last written
 
     # -- state --------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -165,11 +168,20 @@ class Engine:
         except WallTimeReached as stop:
             # no snapshot here: the open generations are half done, and a resume takes what arrived from
             # the journal (as after a kill) and redoes the rest
-            self.progress.update(self.counters)
+            self._show()
             return (f"wall-time budget reached ({self.settings.budgets.wall_time_s:.0f} s) with {stop.in_flight} "
                     "request(s) still waiting (not journaled: `evolve resume --extra-wall-time S` redoes them)")
         self.snapshot()
         return self.stop_reason() or "nothing left to do"
+
+    def _show(self, best: str | None = None) -> None:
+        """The progress line, and status.json's counts every ``STATUS_INTERVAL_S``."""
+        self.progress.update(self.counters, best=best)
+        now = time.monotonic()
+        if now - self._status_at >= STATUS_INTERVAL_S:
+            self._status_at = now
+            self.counters.elapsed_s = self._elapsed()
+            self.store.set_status("running", **asdict(self.counters))
 
     def _select_ahead(self) -> None:
         """Select every generation the lag rule allows now. Without overlap: the next one, once the
@@ -272,7 +284,7 @@ class Engine:
             self.store.record(EvaluationEvent(evaluation))
             gen.arrived[evaluation.id] = evaluation
             self.counters.evaluations += 1
-            self.progress.update(self.counters)
+            self._show()
         return arrived
 
     def _finish(self, gen: Generation) -> None:
@@ -290,13 +302,17 @@ class Engine:
         """(slot id, candidate) of every slot: those in the journal first, then the rest as the
         pool returns them (journaled and counted as they arrive)."""
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
+        replayed = []
         for slot, sel, request in zip(slots, selections, requests):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
-                self._count_proposal(event.candidate)
-                yield slot.id, event.candidate
+                self._count_proposal(event.candidate, show=False)   # all counted before the line is shown
+                replayed.append((slot.id, event.candidate))
             else:
                 asked.append((slot, sel, request))
+        if replayed:
+            self._show()
+        yield from replayed
         for i, cand in self.pool.propose([r for _, _, r in asked]):
             slot, sel, request = asked[i]
             cand = self._journal_system_prompt(cand)
@@ -322,14 +338,15 @@ class Engine:
             reason, count = Counter(c.parse_error for c in llm_candidates).most_common(1)[0]
             self.fatal = f"every LLM proposal of the generation failed ({count} of {len(kinds)}): {reason}"
 
-    def _count_proposal(self, cand: Candidate) -> None:
+    def _count_proposal(self, cand: Candidate, show: bool = True) -> None:
         c = self.counters
         c.proposals += 1
         c.tokens += int(cand.tokens_in) + int(cand.tokens_out)
         c.usd += float(cand.cost_usd)
         if not cand.ok:
             c.failed_proposals += 1
-        self.progress.update(c)
+        if show:
+            self._show()
 
     def _deduplicate(self, slot: Slot, gen: Generation) -> list[Candidate]:
         """``[candidate]`` of ``slot`` when it is to be judged, else ``[]`` (a failed proposal, or a
@@ -370,4 +387,4 @@ class Engine:
             self.store.log(f"new best {cand.id}: {ev.verdict.verdict}, class {cand.tractable_class}, "
                            f"largest verified n {n}")
             summary = f"{cand.id} {ev.verdict.verdict} {cand.tractable_class} n<={n}"
-        self.progress.update(self.counters, best=summary)
+        self._show(best=summary)

@@ -18,7 +18,7 @@
   explicit address only when ``RAY_AUTH_MODE=token``: so, unless ``RAY_AUTH_MODE`` says
   otherwise, this process turns it on whenever a token is at hand, where Ray looks for one:
   ``RAY_AUTH_TOKEN``, the file named by ``RAY_AUTH_TOKEN_PATH``, or ``~/.ray/auth_token``
-  (``RAY_AUTH_MODE=disabled`` opts out). A
+  (``RAY_AUTH_MODE=disabled`` opts out, and a cluster that wants a token then says so). A
   cluster that cannot be reached, or that refuses the token, is a :class:`ClusterError` with one
   line saying so, raised before anything else happens. A sentinel still watches the driver, to
   mark its run failed if it dies.
@@ -168,6 +168,11 @@ def join_cluster(address: str, reach_check: bool = True) -> None:
             said = held.read().decode(errors="replace")
             chain = " ".join(" ".join(str(e).split()) for e in _chain(exc))
     if "uthentication token is missing or incorrect" in said + chain or "AuthenticationError" in chain:
+        if os.environ.get("RAY_AUTH_MODE", "").strip().lower() == "disabled":
+            raise ClusterError(
+                f"the Ray cluster at {address} wants a token, and RAY_AUTH_MODE=disabled in this environment sends "
+                "none: unset RAY_AUTH_MODE (evolve then presents the token from RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN "
+                "or ~/.ray/auth_token) or set RAY_AUTH_MODE=token (README: 'Running on a Ray cluster')")
         where = token_at_hand()
         raise ClusterError(
             f"the Ray cluster at {address} refused this client's token (Authentication token is missing or "

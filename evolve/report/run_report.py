@@ -81,6 +81,8 @@ def _summary(run: RunData, fig: dict) -> str:
         rows.insert(5, ("why it failed", escape(fig["failure"]["line"])))
     if run.torn:
         rows.append(("journal", "its last record was torn (a write cut short) and is not shown"))
+    if run.damage:
+        rows.append(("journal damaged", escape(run.damage)))
     html = "<table class='kv'>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
     best = fig["best_id"]
     if best is None:

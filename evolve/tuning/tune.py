@@ -135,6 +135,26 @@ class TuneResult:
     study_dir: Path | None = None
 
 
+def open_study(storage: str, study_name: str, direction: str, study_dir: Path):
+    """The study in ``storage`` (created if new); a storage that cannot be used (a URL SQLAlchemy
+    cannot parse, a directory that cannot be made or written) is a ConfigError naming it, before
+    anything else happens."""
+    import sqlalchemy.exc  # lazy: only the tuner needs it (optuna's own dependency)
+
+    try:
+        study_dir.parent.mkdir(parents=True, exist_ok=True)  # sqlite creates the file, not its directory
+    except OSError as exc:
+        raise ConfigError(f"Optuna storage {storage!r} cannot be used: cannot create {study_dir.parent} "
+                          f"({exc.strerror or exc})") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        return optuna.create_study(storage=storage, study_name=study_name, direction=direction, load_if_exists=True)
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, OSError, ValueError) as exc:
+        why = " ".join(str(exc).split("\n")[0].split())[:200] or type(exc).__name__
+        raise ConfigError(f"Optuna storage {storage!r} cannot be used ({type(exc).__name__}: {why}); give --storage "
+                          "a URL such as sqlite:///runs/tune.db in a directory you may write") from None
+
+
 # -- the tuner ------------------------------------------------------------------------------------
 def tune(config_path: str | Path, trials: int, storage: str | None = None, study_name: str | None = None,
          address: str | None = None, parallel: int | None = None, log=print) -> TuneResult:
@@ -152,10 +172,8 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
     storage = storage or f"sqlite:///{Path(cfg.run.root) / 'tune.db'}"
     study_name = study_name or f"{Path(config_path).stem}-{cfg.strategy}"
     study_dir = tuning_dir(storage, cfg.run.root) / study_name
-    study_dir.parent.mkdir(parents=True, exist_ok=True)  # sqlite creates the file, not its directory
     direction = DIRECTIONS[objective]
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(storage=storage, study_name=study_name, direction=direction, load_if_exists=True)
+    study = open_study(storage, study_name, direction, study_dir)
     if study.direction.name.lower() != direction:
         raise ConfigError(f"study {study_name} in {storage} is {study.direction.name.lower()}d, "
                           f"but tune.objective {objective} is {direction}d")
