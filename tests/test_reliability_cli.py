@@ -1,4 +1,4 @@
-"""The smaller reliability cases of issue 32 (item 5), each as a
+"""The smaller reliability cases of issue 32 (item 5, and `verify`'s progress of item 6), each as a
 user meets it on the command line (``evolve.cli.main`` in this process, except where a terminal is
 needed): a candidate that never returns, unusable Optuna storages, an unwritable ``replay --out``, a
 journal damaged in the middle, a best program verified from its own file, ``--seed`` named as the
@@ -9,7 +9,12 @@ tests/test_cluster.py."""
 import contextlib
 import io
 import json
+import os
+import pty
+import select
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -181,3 +186,35 @@ def test_a_resumed_runs_progress_counts_the_proposals_taken_from_the_journal(tmp
 def test_evolve_version():
     status, out, _ = call(["--version"])
     assert status == 0 and out.strip().startswith("evolve ") and out.strip() != "evolve unknown (not installed)"
+
+
+def test_verify_shows_its_progress_on_a_terminal(tmp_path):
+    claims = dict(json.loads((FIXTURES / "claims.json").read_text())["p01_correct.py"])
+    claims.pop("task")
+    candidate = tmp_path / "p01.json"
+    candidate.write_text(json.dumps({**claims, "code": (FIXTURES / "p01_correct.py").read_text()}))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("evolve")), "verify", "--task", "P01", str(candidate)],
+                            stdout=subprocess.PIPE, stderr=follower, text=True)
+    os.close(follower)
+    said = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:          # the terminal closed: the process ended
+                break
+            if not chunk:
+                break
+            said += chunk
+        elif proc.poll() is not None:
+            break
+    out = proc.communicate(timeout=300)[0]
+    os.close(leader)
+    text = said.decode(errors="replace")
+    assert proc.returncode == 0 and out.startswith("P01: ACCEPT"), out
+    for stage in ("verifying: running the probes", "verifying: ladder: the candidate at n=100000",
+                  "verifying: physical assertions"):
+        assert stage in text, text[-2000:]
+    assert text.endswith("\r\x1b[2K"), "the progress line is wiped before the Verdict"

@@ -49,6 +49,7 @@ from optuna.trial import TrialState
 from evolve.config import ConfigError, config_from_dict, load_config
 from evolve.engine.ray_session import check_capacity
 from evolve.engine.runtime import start_ray, task_file_payloads
+from evolve.store.status import read_status
 from evolve.tuning.objective import DIRECTIONS
 from evolve.tuning.space import apply, parse_space, suggest
 from evolve.tuning.trial import RAY_RESOURCE_STEP, evaluator_share, run_trial, trial_dir_name
@@ -155,6 +156,17 @@ def open_study(storage: str, study_name: str, direction: str, study_dir: Path):
                           "a URL such as sqlite:///runs/tune.db in a directory you may write") from None
 
 
+HEARTBEAT_S = 20.0    # how often the tuner says how its running trials are doing
+
+
+def _trial_progress(number: int, study_dir: Path, launched_at: dict[int, float]) -> str:
+    """One trial's progress in a few words, from its run's status.json (the engine keeps its counts current)."""
+    counts = (read_status(study_dir / trial_dir_name(number)) or {}).get("counts") or {}
+    seconds = time.monotonic() - launched_at.get(number, time.monotonic())
+    return (f"trial {number} {seconds:.0f} s, {counts.get('proposals', 0)} proposal(s), "
+            f"{counts.get('evaluations', 0)} evaluation(s)")
+
+
 # -- the tuner ------------------------------------------------------------------------------------
 def tune(config_path: str | Path, trials: int, storage: str | None = None, study_name: str | None = None,
          address: str | None = None, parallel: int | None = None, log=print) -> TuneResult:
@@ -188,6 +200,8 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
     records = TrialLog(study_dir / "trials.jsonl")
     recover_interrupted(study, records, log)
 
+    log(f"study {study_name} in {storage}: {trials} trial(s) to run, {parallel} at a time; "
+        + ("starting a local Ray cluster" if address is None else f"joining the Ray cluster at {address}"))
     started_ray = start_ray(address)
     try:
         if started_ray.joined:      # a cluster without a CPU would leave every trial's evaluators pending forever
@@ -198,6 +212,7 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
         remote_trial = ray.remote(num_cpus=0, max_retries=0)(run_trial)
         payloads = task_file_payloads(cfg.task)
         pending: dict = {}
+        launched_at: dict[int, float] = {}
         asked = finished = 0
         while asked < trials or pending:
             while asked < trials and len(pending) < parallel:
@@ -224,9 +239,16 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
                 pending[remote_trial.remote(trial.number, shipped, objective, str(study_dir), payloads)] = (trial, values)
                 records.write("launched", trial.number, params=values, run_dir=str(run_dir),
                               evaluator_cpus=raw["ray"]["evaluator_cpus"])
+                launched_at[trial.number] = time.monotonic()
+                log(f"trial {trial.number} launched: {values} ({run_dir})")
             if not pending:
                 continue
-            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=HEARTBEAT_S)
+            if not done:      # a trial takes minutes: say how the running ones are doing meanwhile
+                log("running: " + "; ".join(_trial_progress(t.number, study_dir, launched_at)
+                                            for t, _ in pending.values()))
+                continue
+            (ref,) = done
             trial, values = pending.pop(ref)
             finished += 1
             try:
