@@ -1,7 +1,8 @@
 """The smaller reliability cases of issue 32 (item 5, and `verify`'s progress of item 6), each as a
 user meets it on the command line (``evolve.cli.main`` in this process, except where a terminal is
 needed): a candidate that never returns, unusable Optuna storages, an unwritable ``replay --out``, a
-journal damaged in the middle, a best program verified from its own file, ``--seed`` named as the
+journal damaged in the middle, a best program verified from its own file, a closed form's
+complexity judged on the whole ladder (item 7), ``--seed`` named as the
 flag, the physics line, ``evolve runs`` for people and for live runs, the progress counter after a
 resume, ``--version``. The Ray cases are in tests/test_launch_local.py, tests/test_run_faults.py and
 tests/test_cluster.py."""
@@ -116,6 +117,17 @@ def test_a_runs_best_program_file_is_verified_with_its_own_claims(tmp_path):
     verdict = json.loads(out)
     assert (verdict["complexity"]["claimed"], verdict["class"]["claimed"]) == ("O(n)", "transfer_matrix")
     assert status == 0 and verdict["verdict"] == "accept", verdict["feedback"]
+
+
+def test_a_closed_form_claiming_o1_is_honest_on_the_evidence_of_the_whole_ladder(tmp_path):
+    # item 7: every call of it is too fast for the timer; before, complexity.honest was null
+    candidate = tmp_path / "p01_o1.json"
+    candidate.write_text(json.dumps({"tractable_class": "transfer_matrix", "complexity_O": "O(1)", "confidence": 0.9,
+                                     "justification": "closed form", "code": (FIXTURES / "p01_correct.py").read_text()}))
+    status, out, _ = call(["verify", "--task", "P01", candidate, "--json"])
+    complexity = json.loads(out)["complexity"]
+    assert status == 0 and complexity["honest"] is True, complexity
+    assert "its timings over the whole ladder" in complexity["evidence"], complexity
 
 
 def test_a_bad_seed_flag_is_named_as_the_flag(tmp_path):

@@ -85,6 +85,8 @@ def render(v) -> str:
         f"  class     : claimed {v.class_.claimed}  consistent {v.class_.consistent}",
         f"  complexity: claimed {v.complexity.claimed}  measured {v.complexity.measured}  honest {v.complexity.honest}",
     ]
+    if v.complexity.evidence:
+        lines.append(f"              on the evidence: {v.complexity.evidence}")
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]
         failed = f"; failed: {', '.join(bad)}" if bad else ""
