@@ -13,12 +13,12 @@ reader is compiled (tasks/formula_algebra.py); :data:`SPIN_VARIABLES` describes 
 
 from __future__ import annotations
 
-from search.derivation.actions import (components, decoration, degree_one, dual_rbim, free_terms, gauge, ghost_spin,
-                                       nishimori, star_triangle)
+from search.derivation.actions import (components, decoration, degree_one, dual_rbim, face_dual, free_terms, gauge,
+                                       ghost_spin, nishimori, planar_drawing, star_triangle)
 
 #: in the order a search tries them
-ACTIONS = {m.NAME: m for m in (nishimori, dual_rbim, gauge, free_terms, degree_one, decoration, star_triangle,
-                               components, ghost_spin)}
+ACTIONS = {m.NAME: m for m in (nishimori, dual_rbim, face_dual, gauge, free_terms, degree_one, decoration, star_triangle,
+                               components, ghost_spin, planar_drawing)}
 
 SPIN_VARIABLES = {
     "action": "spin_variables",

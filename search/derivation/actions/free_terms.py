@@ -4,7 +4,7 @@ If the terms can be removed one at a time, each through a spin that no remaining
 (tasks/term_independence.py), then t_(p_k) = prod_{i in S_k} s_i for each term k with its private
 spin p_k, and t_i = s_i for the other spins, is a bijection of {-1, +1}^n (solve for s_{p_k} in the
 reverse removal order). The weight becomes sum_k K_k t_{p_k}: a field on each private spin, nothing
-else, and Z is unchanged (DERIVATIONS.md, "Plaquette variables"; the open plaquette model T13, and the
+else, and Z is unchanged (docs/derivations.md, "Independent term variables"; the open plaquette model T13, and the
 bond variables of a disorder average after the Nishimori step). Energies are unchanged as well.
 """
 

@@ -1,6 +1,6 @@
 """Gauge transformation: s_i -> tau_i s_i with tau chosen so that every pair coupling is ferromagnetic.
 
-A k-spin weight K_S becomes (prod_{i in S} tau_i) K_S and Z is unchanged (DERIVATIONS.md, "Gauge").
+A k-spin weight K_S becomes (prod_{i in S} tau_i) K_S and Z is unchanged (docs/derivations.md, "Gauge").
 The signs exist exactly when every cycle carries an even number of negative couplings (Harary 1953);
 they are read off the double cover of the coupling graph (vertices (i, +) and (i, -); a bond of sign
 sigma joins (i, a) to (j, a sigma)): the signs are balanced iff no (i, +) shares a component with

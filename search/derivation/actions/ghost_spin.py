@@ -1,7 +1,7 @@
 """Ghost spin: fields as couplings to one extra spin s_0, h_i s_i = h_i s_i s_0.
 
 With s_0 summed the new model counts every configuration twice (the global flip), so log Z changes by
--log 2 (DERIVATIONS.md, "Ghost spin"). The step is worth taking when the result keeps a solvable
+-log 2 (docs/derivations.md, "Ghost spin"). The step is worth taking when the result keeps a solvable
 structure: a planar drawing stays planar when the field-carrying spins lie on one face and the ghost
 is drawn inside it. The ghost goes at the centroid of the field-carrying spins ("centroid": a ring
 drawn on a circle becomes a wheel) or above the drawing ("outside": a path becomes a fan); the planar
@@ -67,8 +67,8 @@ def admits(view) -> str | None:
         return "there are no fields"
     if view.max_order > 2 or view.rank_one:
         return "the ghost is useful for pair models only"
-    if not view.has_positions:
-        return "no drawing to keep planar"
+    if not view.has_positions and (view.family is None or view.family.planar is not True):
+        return "no drawing to keep planar, and the interaction graph is not planar"
     return None
 
 

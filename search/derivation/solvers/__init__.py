@@ -2,13 +2,14 @@
 
 Each solver exposes ``NAME``, ``SUMMARY``, ``OPTION_SPACE``, ``source(options)`` (its program text),
 ``entry`` (the name of its runtime function ``(model, options) -> log Z without the shift``),
-``energy`` (the function for a mean energy, or None), ``applies(view)`` and
-``claims(view, options) -> (class labels, complexity, justification, cost rank)``.
+``energy`` (the function for a mean energy, or None), ``applies(view)``,
+``claims(view, options) -> (class labels, complexity, justification, cost rank)`` and ``fallback``: a
+generic method (elimination) that a named mapping of the same growth outranks (engine._plan).
 """
 
 from __future__ import annotations
 
-from search.derivation.solvers import enumeration, kaufman, magnetisation, product
+from search.derivation.solvers import elimination, enumeration, kaufman, magnetisation, product
 from search.derivation.solvers.templates import ADAPTER_IMPORTS, SOLVERS as TEMPLATE_SOLVERS
 from search.structural.templates import render
 
@@ -22,6 +23,7 @@ class ModuleSolver:
         self.SUMMARY = module.SUMMARY
         self.OPTION_SPACE = module.OPTION_SPACE
         self.cheap = cheap                       # its ENTRY is tried on every view state
+        self.fallback = getattr(module, "FALLBACK", False)
         self.ENTRY = module.ENTRY
         self.entry = module.ENTRY.__name__
         self.energy_fn = getattr(module, "ENERGY", None)
@@ -54,6 +56,7 @@ class AdaptedTemplate:
         self.SUMMARY = wrapped.SUMMARY
         self.OPTION_SPACE = wrapped.OPTION_SPACE
         self.cheap = False
+        self.fallback = False
         self.ENTRY = wrapped.ENTRY
         self.entry = wrapped.ENTRY.__name__
         self.energy = None
@@ -74,7 +77,7 @@ class AdaptedTemplate:
 
 SOLVERS = {s.NAME: s for s in (
     ModuleSolver(product, cheap=True), ModuleSolver(kaufman, cheap=True), ModuleSolver(magnetisation, cheap=True),
-    *(AdaptedTemplate(t) for t in TEMPLATE_SOLVERS), ModuleSolver(enumeration))}
+    *(AdaptedTemplate(t) for t in TEMPLATE_SOLVERS), ModuleSolver(elimination), ModuleSolver(enumeration))}
 CHEAP = tuple(s for s in SOLVERS.values() if s.cheap)
 
 
