@@ -31,6 +31,12 @@ a run stopped by a budget and resumed with a larger one (``evolve resume --extra
 choices an uninterrupted run would have. Snapshots carry the open generations
 (:mod:`evolve.engine.generation`).
 
+The wall-time budget is a deadline, not only a rule between generations: a pool that can wait
+for Ray (:class:`~evolve.engine.pools.RayPool`) is given it, and when it passes with work still in
+flight (an evaluator no node can place, a provider that never answers) the run ends there; that
+work was never journaled, so a resume with more wall time redoes it. status.json's counts follow
+the run (every few seconds), so ``evolve runs`` shows a live run's progress.
+
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
 is journaled once (proposals name it by digest). A generation whose every LLM proposal failed
@@ -50,6 +56,7 @@ from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
 from evolve.engine.schedule import longest_first
+from evolve.engine.termination import WallTimeReached
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
 from evolve.store.run_store import RunStore
@@ -63,6 +70,7 @@ from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
 STATE_SCHEMA = 3   # 3: the open generations (evolve.engine.generation.Generation.to_state)
+STATUS_INTERVAL_S = 5.0   # how often status.json's counts follow a running run
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ class Engine:
         self.open: list[Generation] = []         # selected or launched, not yet finished, oldest first
         self._started = time.monotonic()
         self._elapsed_before = 0.0
+        self._status_at = -STATUS_INTERVAL_S     # when status.json's counts were last written
 
     # -- state --------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -143,17 +152,36 @@ class Engine:
 
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
-        while True:
-            self._select_ahead()
-            self._launch_selected()
-            if not self.open or not self.open[0].launched:
-                break
-            self._finish(self.open.pop(0))
-            self.counters.generation += 1
-            if self.counters.generation % self.settings.checkpoint_interval == 0:
-                self.snapshot()
+        set_deadline = getattr(self.pool, "set_deadline", None)
+        if set_deadline is not None:
+            set_deadline(time.monotonic() + max(0.0, self.settings.budgets.wall_time_s - self._elapsed()))
+        try:
+            while True:
+                self._select_ahead()
+                self._launch_selected()
+                if not self.open or not self.open[0].launched:
+                    break
+                self._finish(self.open.pop(0))
+                self.counters.generation += 1
+                if self.counters.generation % self.settings.checkpoint_interval == 0:
+                    self.snapshot()
+        except WallTimeReached as stop:
+            # no snapshot here: the open generations are half done, and a resume takes what arrived from
+            # the journal (as after a kill) and redoes the rest
+            self._show()
+            return (f"wall-time budget reached ({self.settings.budgets.wall_time_s:.0f} s) with {stop.in_flight} "
+                    "request(s) still waiting (not journaled: `evolve resume --extra-wall-time S` redoes them)")
         self.snapshot()
         return self.stop_reason() or "nothing left to do"
+
+    def _show(self, best: str | None = None) -> None:
+        """The progress line, and status.json's counts every ``STATUS_INTERVAL_S``."""
+        self.progress.update(self.counters, best=best)
+        now = time.monotonic()
+        if now - self._status_at >= STATUS_INTERVAL_S:
+            self._status_at = now
+            self.counters.elapsed_s = self._elapsed()
+            self.store.set_status("running", **asdict(self.counters))
 
     def _select_ahead(self) -> None:
         """Select every generation the lag rule allows now. Without overlap: the next one, once the
@@ -256,7 +284,7 @@ class Engine:
             self.store.record(EvaluationEvent(evaluation))
             gen.arrived[evaluation.id] = evaluation
             self.counters.evaluations += 1
-            self.progress.update(self.counters)
+            self._show()
         return arrived
 
     def _finish(self, gen: Generation) -> None:
@@ -274,13 +302,17 @@ class Engine:
         """(slot id, candidate) of every slot: those in the journal first, then the rest as the
         pool returns them (journaled and counted as they arrive)."""
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
+        replayed = []
         for slot, sel, request in zip(slots, selections, requests):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
-                self._count_proposal(event.candidate)
-                yield slot.id, event.candidate
+                self._count_proposal(event.candidate, show=False)   # all counted before the line is shown
+                replayed.append((slot.id, event.candidate))
             else:
                 asked.append((slot, sel, request))
+        if replayed:
+            self._show()
+        yield from replayed
         for i, cand in self.pool.propose([r for _, _, r in asked]):
             slot, sel, request = asked[i]
             cand = self._journal_system_prompt(cand)
@@ -306,14 +338,15 @@ class Engine:
             reason, count = Counter(c.parse_error for c in llm_candidates).most_common(1)[0]
             self.fatal = f"every LLM proposal of the generation failed ({count} of {len(kinds)}): {reason}"
 
-    def _count_proposal(self, cand: Candidate) -> None:
+    def _count_proposal(self, cand: Candidate, show: bool = True) -> None:
         c = self.counters
         c.proposals += 1
         c.tokens += int(cand.tokens_in) + int(cand.tokens_out)
         c.usd += float(cand.cost_usd)
         if not cand.ok:
             c.failed_proposals += 1
-        self.progress.update(c)
+        if show:
+            self._show()
 
     def _deduplicate(self, slot: Slot, gen: Generation) -> list[Candidate]:
         """``[candidate]`` of ``slot`` when it is to be judged, else ``[]`` (a failed proposal, or a
@@ -356,4 +389,4 @@ class Engine:
             self.store.log(f"new best {cand.id}: {ev.verdict.verdict}, class {cand.tractable_class}, "
                            f"largest verified n {n}")
             summary = f"{cand.id} {ev.verdict.verdict} {cand.tractable_class} n<={n}"
-        self.progress.update(self.counters, best=summary)
+        self._show(best=summary)
