@@ -135,3 +135,21 @@ def test_address_auto_on_a_stale_head_is_one_line_at_once(stale, tmp_path):
     assert f"--address auto means {stale.address} here" in done.stderr and "ray_current_cluster" in done.stderr
     assert "nothing answers there" in done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_auto_means_the_recorded_head_even_when_another_cluster_runs_here(tmp_path, monkeypatch):
+    """Ray's own rule would join the one other GCS running on the machine when the recorded head is dead
+    (a stranger's cluster, chosen by what else runs); the record wins here, so a dead head is said dead."""
+    import ray._private.services as services
+
+    from evolve.engine.ray_session import resolve_auto
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.setattr(services, "find_gcs_addresses", lambda: {"127.0.0.1:46273"})
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text("192.0.2.2:35051\n")
+    address, origin = resolve_auto()
+    assert address == "192.0.2.2:35051" and "ray_current_cluster" in origin
+    (tmp_path / "ray" / "ray_current_cluster").unlink()           # no record: the running GCS, said so
+    assert resolve_auto() == ("127.0.0.1:46273", "a GCS process running on this machine")

@@ -10,7 +10,7 @@
   included, or wait on a dead one whose files remain.
 - **An existing cluster (``--address`` or ``ray.address``).** ``auto`` (the cluster Ray finds on
   this machine: ``RAY_ADDRESS``, else the head the last ``ray start`` recorded in Ray's temp dir,
-  else a GCS process running here), ``HOST:PORT`` (the head's GCS port, 6379 unless ``ray start
+  even a dead one, else a GCS process running here), ``HOST:PORT`` (the head's GCS port, 6379 unless ``ray start
   --head --port`` said otherwise) or ``ray://HOST:PORT`` (Ray Client). ``auto`` is resolved to
   its ``HOST:PORT`` first, and every address is checked to answer before Ray is asked to join it
   (Ray waits minutes on a dead one). Clusters started by ``ray start`` authenticate clients with
@@ -70,9 +70,19 @@ def check_address(address: str) -> tuple[str, int] | None:
 
 
 def resolve_auto() -> tuple[str, str]:
-    """(HOST:PORT, where it came from) of the cluster ``auto`` means on this machine, by Ray's own
-    rules (``RAY_ADDRESS``; the address the last ``ray start`` left in Ray's temp dir; a GCS process
-    running here); ClusterError when there is none."""
+    """(HOST:PORT, where it came from) of the cluster ``auto`` means on this machine: ``RAY_ADDRESS``;
+    else the address the last ``ray start`` left in Ray's temp dir; else a GCS process running here.
+    ClusterError when there is none.
+
+    Ray's own rule differs in one case, and deliberately: when the recorded head is dead and exactly one
+    other GCS runs on the machine, Ray joins that one. On a shared machine that is a stranger's cluster,
+    chosen by which other jobs happen to run; here the record wins, and a dead record is said to be dead."""
+    record = get_ray_address_file(None)
+    if not os.environ.get("RAY_ADDRESS") and os.path.isfile(record):
+        with contextlib.suppress(OSError):
+            recorded = Path(record).read_text().strip()
+            if recorded:
+                return recorded, f"{record}, written by the last `ray start`"
     quiet = logging.getLogger("ray._private.services")   # its "found multiple Ray instances" is ours to say
     level = quiet.level
     quiet.setLevel(logging.ERROR)
@@ -89,9 +99,6 @@ def resolve_auto() -> tuple[str, str]:
                            "or leave --address out to start a local cluster of this run's own")
     if os.environ.get("RAY_ADDRESS"):
         return found, "RAY_ADDRESS"
-    record = get_ray_address_file(None)
-    if os.path.isfile(record):
-        return found, f"{record}, written by the last `ray start`"
     return found, "a GCS process running on this machine"
 
 
