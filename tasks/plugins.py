@@ -38,8 +38,10 @@ class Registry(MutableMapping):
     and deletion exist for tests that replace a plugin for a while (monkeypatch)."""
 
     def __init__(self, package: str, kind: str, key: str = "name", required: tuple[str, ...] = (),
-                 order: str | None = None):
+                 order: str | None = None, defaults: dict | None = None):
         self.package, self.kind, self.key, self.required, self.order = package, kind, key, required, order
+        #: capability flags a plugin may leave out: set to these values when it registers
+        self.defaults = dict(defaults or {})
         self.entries: dict[str, object] = {}
         self._discovered = False
 
@@ -52,6 +54,9 @@ class Registry(MutableMapping):
             what = getattr(plugin, "__name__", repr(plugin))
             raise PluginError(f"{self.kind} {what} does not declare {', '.join(missing)} "
                               f"(a {self.kind} declares {', '.join((self.key, *self.required))})")
+        for flag, value in self.defaults.items():
+            if not hasattr(plugin, flag):
+                setattr(plugin, flag, value)
         self.entries[getattr(plugin, self.key)] = plugin
         return plugin
 

@@ -96,7 +96,8 @@ class Engine:
         self.seen: dict[str, str] = {}           # normalised code hash -> id of the first program with it
         self.best: tuple[tuple, str] | None = None   # (score, id) of the best judged program
         self.models = (ModelChooser(settings.llm, settings.seed)
-                       if settings.llm is not None and settings.weights.get("llm", 0) > 0 else None)
+                       if settings.llm is not None and any(w > 0 and _calls_models(p) for p, w in settings.weights.items())
+                       else None)
         self.system_prompts: set[str] = set(self.replay.system_prompts)   # digests already journaled
         self.fatal: str | None = None            # why the run cannot go on (set by a generation)
         self.open: list[Generation] = []         # selected or launched, not yet finished, oldest first
@@ -147,7 +148,7 @@ class Engine:
     def overlap(self) -> bool:
         """Whether generations overlap: the settings allow it, the strategy tolerates one generation
         of lag in its parents, and no accept is meant to end the run at once."""
-        return (self.settings.overlap and getattr(self.strategy, "overlaps_generations", False)
+        return (self.settings.overlap and self.strategy.overlaps_generations
                 and not self.settings.budgets.stop_when_accepted)
 
     def run(self) -> str:
@@ -205,11 +206,11 @@ class Engine:
         remaining = s.batch_size if self.overlap else s.budgets.proposals - self.counters.proposals
         slots = plan_generation(g, s.batch_size, s.weights, s.seed, remaining)
         selections = self.strategy.select(g, len(slots))
-        llm = [slot for slot in slots if slot.proposer == "llm"]
+        llm = [slot for slot in slots if _calls_models(slot.proposer)]
         # every LLM slot draws, replayed ones too, so a resumed generation chooses what the first run did
         models = self.models.choose(llm) if self.models is not None else {}
         negative = {slot.id: tuple(self.ledger.island(sel.niche).block(s.negative).items)
-                    for slot, sel in zip(slots, selections) if slot.proposer == "llm"}
+                    for slot, sel in zip(slots, selections) if _calls_models(slot.proposer)}
         return Generation(g, slots, selections, negative, {k: v for k, v in models.items() if v is not None})
 
     def _launch_selected(self) -> None:
@@ -238,7 +239,7 @@ class Engine:
         remaining = self.settings.budgets.proposals - self.counters.proposals
         slots = gen.slots[:max(0, remaining)]
         # proposers that can use it are told what the run has proposed (launch order fixes it: deterministic)
-        users = {s.proposer for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
+        users = {s.proposer for s in slots if proposer_class(s.proposer).uses_known}
         told = dict.fromkeys(users, frozenset(self.seen)) if users else {}   # no copy of seen for LLM-only runs
         gen.launched = True
         ready, waiting = 0, []            # slots deduplicated so far (a prefix); fresh ones not queued yet
@@ -250,7 +251,7 @@ class Engine:
             if waiting and self.pool.idle_evaluators() > 0:
                 self._submit(gen, waiting)
                 waiting = []
-        self._check_fatal([gen.candidates[s.id] for s in slots if s.proposer == "llm"])
+        self._check_fatal([gen.candidates[s.id] for s in slots if _calls_models(s.proposer)])
         self._submit(gen, waiting)
 
     def _submit(self, gen: Generation, candidates: list[Candidate]) -> None:
@@ -370,7 +371,7 @@ class Engine:
 
     def _absorb(self, slot: Slot, selection: Selection, program: JudgedProgram) -> None:
         self.strategy.absorb(slot.slot, selection, program)
-        if self.models is not None and slot.proposer == "llm":
+        if self.models is not None and _calls_models(slot.proposer):
             self.models.record(program, selection.parent)
         ev = program.evaluation
         if ev is None:
@@ -390,3 +391,8 @@ class Engine:
                            f"largest verified n {n}")
             summary = f"{cand.id} {ev.verdict.verdict} {cand.tractable_class} n<={n}"
         self._show(best=summary)
+
+
+def _calls_models(proposer: str) -> bool:
+    """Whether the proposer registered as ``proposer`` calls language models (its declared capability)."""
+    return proposer_class(proposer).calls_models

@@ -29,7 +29,6 @@ from evolve.store.failures import one_line
 from evolve.store.run_store import RunStore
 from search.proposers import ProposerContext
 from search.strategies import StrategyContext, strategy_class
-from search.strategies.islands import IslandDatabase, IslandsStrategy
 from tasks.registry import get_task, user_task_file
 
 
@@ -63,9 +62,9 @@ def make_strategy(cfg: Config, remote: bool, name: str | None = None):
     ``name`` when given, so that `ray list actors` shows whose it is)."""
     context = StrategyContext(seed=cfg.seed, batch_size=cfg.ray.batch_size)
     cls = strategy_class(cfg.strategy)
-    if cls is IslandsStrategy and remote:
-        actor = ray.remote(num_cpus=0)(IslandDatabase).options(name=name).remote(cfg.strategy_options, cfg.seed)
-        return IslandsStrategy(cfg.strategy_options, context, database=ActorProxy(actor)), [actor]
+    if remote and cls.Population is not None:
+        actor = ray.remote(num_cpus=0)(cls.Population).options(name=name).remote(cfg.strategy_options, cfg.seed)
+        return cls(cfg.strategy_options, context, population=ActorProxy(actor)), [actor]
     return cls(cfg.strategy_options, context), []
 
 
