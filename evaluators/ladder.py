@@ -37,6 +37,7 @@ from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import Frontier, Rung
 from tasks.base import Task
+from tasks.memory import memory_refusal
 
 _COLD_STREAM = 0xC01D  # the cold draws' own random stream (the typical ones use the task's)
 
@@ -117,6 +118,10 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             why = f"the run's ladder stops at n={budget.max_n} (evaluator.ladder_max_n)"
             out.stopped, out.frontier = f"stopped before n={n}: {why}", Frontier(n, "ladder_cap", why)
             return out
+        too_big = _memory_refusal(task, n)    # before its parameters are drawn (a user task's ladder may be huge)
+        if too_big is not None:
+            out.stopped, out.frontier = f"stopped before n={n}: {too_big}", Frontier(n, "no_oracle", too_big)
+            return out
         price = claimed_price(claim, task.square_lattice, timed_calls)
         why = price.too_costly(n, budget.rung_timeout_s) if price is not None else None
         if why is not None:
@@ -173,6 +178,17 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             out.stopped, out.frontier = f"stopped at n={n}: {overflow.detail}", overflow
             return out
     return out
+
+
+def _memory_refusal(task: Task, n: int) -> str | None:
+    """tasks.memory's refusal of size n (what it needs, what there is), once per task object and n."""
+    key = (id(task), int(n))
+    if key not in _MEMORY or _MEMORY[key][0] is not task:
+        _MEMORY[key] = (task, memory_refusal(task, n))
+    return _MEMORY[key][1]
+
+
+_MEMORY: dict[tuple, tuple] = {}
 
 
 def _outcome(verdict) -> str:

@@ -218,11 +218,13 @@ def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None,
 
 
 def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
-                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None):
+                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None,
+                max_search_s: float = MAX_SEARCH_S):
     """The best tree a hyper-optimised search finds for the network (``inputs``: index labels per
     tensor, ``shapes``: their shapes; scalar output), within the budget of 2^max_width floats per
     intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
-    best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned."""
+    best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned.
+    ``max_search_s``: the search's hard cap (the caller's time budget may lower MAX_SEARCH_S)."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
     costs = costs or rates()   # read once: the whole search scores and stops by the same figures
     opt = hyper_optimizer(max_width, max_trials, costs=costs)
@@ -241,7 +243,7 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
     def left_s() -> float:  # search time the stopping rule still allows
         tree = opt.tree
         allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()), costs)
-        return min(allowed, MAX_SEARCH_S) - (time.perf_counter() - start)
+        return min(allowed, max_search_s) - (time.perf_counter() - start)
 
     def done() -> bool:
         if not opt.scores:
