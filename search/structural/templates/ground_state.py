@@ -26,7 +26,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, hstack
 
 #: the integer program's time limit (seconds); past it the ground state is not certified
-GROUND_TIME_S = 10.0
+GROUND_TIME_S = 5.0
 
 
 def _ground_walls(face, multiples, negative):

@@ -43,8 +43,27 @@ def _bound_update(B, S, ua, du, wa, dw):
 
 
 def _bound_update_stack(B, S, ua, du, wa, dw):
-    """_bound_update on a stack of fronts (B, S: (F, m, m) views; the vectors (F, m))."""
+    """_bound_update on a stack of fronts (B, S: (F, m, m) views; the vectors (F, m)), on the rows
+    and columns where one of the vectors is nonzero, gathered per front when they are few."""
     on = (ua != 0.0) | (wa != 0.0) | (du != 0.0) | (dw != 0.0)
+    F, m = on.shape
+    k = int(on.sum(axis=1).max()) if F else 0
+    if k < 2:
+        return
+    if k >= 0.75 * m:
+        _bound_stack_block(B, S, ua, du, wa, dw, on)
+        return
+    rows = np.argsort(~on, axis=1, kind="stable")[:, :k]           # every such row, then padding
+    sub = (np.arange(F)[:, None, None], rows[:, :, None], rows[:, None, :])
+    take = np.take_along_axis
+    Bs = B[sub]
+    _bound_stack_block(Bs, S[sub], take(ua, rows, 1), take(du, rows, 1), take(wa, rows, 1), take(dw, rows, 1),
+                       take(on, rows, 1))
+    B[sub] = Bs
+
+
+def _bound_stack_block(B, S, ua, du, wa, dw, on):
+    """The bound update on whole (F, k, k) blocks; rows and columns not ``on`` are left alone."""
     col, row = (lambda x: x[:, :, None]), (lambda x: x[:, None, :])
     prod = col(ua) * row(wa)
     prod += prod.transpose(0, 2, 1)
@@ -68,7 +87,7 @@ def _pivot_bounds(H, L, B, ph, k, r):
     return np.abs(u), B[..., r, k].copy(), wa, dw
 
 
-FUNCTIONS = (_bound_update, _bound_update_stack, _pivot_bounds)
+FUNCTIONS = (_bound_update, _bound_update_stack, _bound_stack_block, _pivot_bounds)
 
 
 def constants() -> str:
