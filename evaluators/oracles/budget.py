@@ -69,7 +69,7 @@ def total() -> float:
 def check(what: str) -> None:
     """OverBudget when the budget has run out, naming ``what`` was being done."""
     if remaining() <= 0.0:
-        raise OverBudget(f"{what}: the call's time budget of {total():.0f} s ran out")
+        raise OverBudget(f"{what}: the call's {total():.0f} s budget ran out")
 
 
 def affordable(predicted_s: float, what: str, lift: str = "") -> None:

@@ -46,7 +46,7 @@ import numpy as np
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.executor_rates import record_contraction
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
-from evaluators.oracles.budget import affordable, remaining
+from evaluators.oracles.budget import affordable, remaining, total
 from evaluators.oracles.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, rates, resliced, search_tree,
                                             within_budget)
 from tasks.model import IsingModel
@@ -199,8 +199,11 @@ def _tree(net: _Network, optimize, max_width: float):
                            f"{tree.contraction_width():.0f} sliced to 2^{max_width:g}): no path search brings that within "
                            f"{MAX_FLOPS:.0e} (searches gain up to ~1e5 here)")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
+            left = remaining()
+            hurried = left / 3.0 < MAX_SEARCH_S       # a budget that cuts the search short: not cached
             searched = search_tree(net.inputs, shapes, max_width, costs=costs,
-                                   max_search_s=min(MAX_SEARCH_S, max(remaining() / 3.0, 1.0)))
+                                   hard_stop_s=left / 3.0 if hurried else None)
+            key = None if hurried else key
             if combo_cost(searched, costs) < combo_cost(tree, costs):
                 tree = searched
     tree = _for_workers(tree)
@@ -241,8 +244,10 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
         return net.log_offset
     cost = float(tree.contraction_cost())
     if cost > max_flops:
+        hurried = f"; the path search had a third of the call's {total():.0f} s budget" \
+            if total() / 3.0 < MAX_SEARCH_S else ""
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
-                       f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
+                       f"width {tree.contraction_width():.0f}, {tree.nslices} slices{hurried})")
     predicted = predicted_seconds(cost, float(tree.total_write()))
     affordable(predicted, f"contracting the best path found ({cost:.2e} operations)")
     return net.log_offset + contract_recorded(tree, net.arrays, predicted)
