@@ -3,10 +3,10 @@ judged against an exact oracle, each call under its own time and memory budget.
 
 Every rung draws its parameters from the whole physical range: the task's own sampler
 ("typical"), the same instance at low temperature ("cold": one draw of beta * |J| log-uniform in
-each stratum of ``tasks.base.COLD_STRATA``, 6 .. 3000: exact means exact at every beta, float64
-shortcuts fail from about 6 on, fixed precision loses the low-temperature sum from about 12, the
-Boltzmann weights leave float64 beyond about 350, and a program may switch routes anywhere in
-between) and, where the task has one, at its critical point ("critical"). Each draw is one
+each stratum of ``tasks.base.COLD_STRATA``, 6 .. 12, 12 .. 120, 120 .. 3000: exact means exact
+at every beta, float64 shortcuts fail from about 6 on, fixed precision loses the low-temperature
+sum from about 12, the Boltzmann weights leave float64 beyond about 350, and a program may switch
+routes anywhere in between) and, where the task has one, at its critical point ("critical"). Each draw is one
 ``Rung`` record; a cold draw that no exact oracle certifies at that size is skipped with a note.
 
 A wrong value or an unexpected exception on any draw is a numerical failure naming the size and

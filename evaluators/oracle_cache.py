@@ -78,7 +78,8 @@ def lookup(task: Task, params: dict, n: int, method: str | None = None,
             result, source = _read(path), "waited"
             if result is None:
                 try:
-                    result, source = _compute(task, params, n, method, budget_s), "computed"
+                    with deadline(budget_s):
+                        result, source = _compute(task, params, n, method), "computed"
                 except OverBudget as exc:
                     _memory[key] = _Refusal(str(exc), budget_s)
                     raise
@@ -142,17 +143,15 @@ def _computing(key: str):
         os.close(fd)   # closing the descriptor releases the lock
 
 
-def _compute(task: Task, params: dict, n: int, method: str | None, budget_s: float) -> OracleResult:
-    """The task's own reference when it has one (declared quantities), else the model oracles,
-    within ``budget_s`` seconds."""
+def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResult:
+    """The task's own reference when it has one (declared quantities), else the model oracles
+    (within the budget the caller opened)."""
     started = time.perf_counter()
-    with deadline(budget_s):
-        own = task.own_reference(params, n, method)
-        if own is not None:
-            value, how = own
-            return OracleResult(checked_finite(value, how, f"for {task.id} at n={n}"), how,
-                                time.perf_counter() - started)
-        return exact_log_z(task.to_model(params, n), method)
+    own = task.own_reference(params, n, method)
+    if own is not None:
+        value, how = own
+        return OracleResult(checked_finite(value, how, f"for {task.id} at n={n}"), how, time.perf_counter() - started)
+    return exact_log_z(task.to_model(params, n), method)
 
 
 def _store(path: Path, result) -> None:

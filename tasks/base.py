@@ -67,11 +67,11 @@ class Gold:
 
 
 #: beta * coupling_scale of the ladder's cold draws, one log-uniform draw in each stratum per rung:
-#: beyond the samplers' [0.1, 1.5], where float64 shortcuts lose accuracy, through the range where
-#: fixed precision loses the low-temperature sum (beta |J| ~ 12 .. 50), to where the Boltzmann
-#: weights leave float64 (beta |J| ~ 350) and beyond. (It was one draw in [6, 10]: a program whose
-#: route changed at 12 was never compared there, issue 36.)
-COLD_STRATA = ((6.0, 30.0), (30.0, 300.0), (300.0, 3000.0))
+#: beyond the samplers' [0.1, 1.5], where float64 shortcuts lose accuracy (6 .. 12); where fixed
+#: precision loses the low-temperature sum and programs switch to ground-state routes (12 .. 120);
+#: frozen, where the Boltzmann weights leave float64 (beyond ~350) and beyond (120 .. 3000). (It was
+#: one draw in [6, 10]: a program whose route changed at 12 was never compared there, issue 36.)
+COLD_STRATA = ((6.0, 12.0), (12.0, 120.0), (120.0, 3000.0))
 COLD_BETA_J = (COLD_STRATA[0][0], COLD_STRATA[-1][1])
 
 

@@ -116,8 +116,11 @@ def test_refusals_are_kept_and_a_larger_budget_tries_again(tmp_path, monkeypatch
         oracle_cache.reference(task, params, 4096)        # read from disk: no elimination
     assert time.perf_counter() - started < 1.0
     calls = []
-    monkeypatch.setattr(oracle_cache, "_compute", lambda *a: calls.append(a[-1]) or (_ for _ in ()).throw(
-        OverBudget("too slow")))
+    def too_slow(*args):
+        calls.append(budget.total())
+        raise OverBudget("too slow")
+
+    monkeypatch.setattr(oracle_cache, "_compute", too_slow)
     other = {**params, "beta": 21.0}
     for budget_s in (5.0, 5.0, 2.0, 50.0):
         with pytest.raises(OverBudget):
