@@ -25,8 +25,11 @@ from pathlib import Path
 
 from evaluators.oracles.base import OracleResult, TooLarge
 from evaluators.oracles.budget import OverBudget, deadline
+from evaluators.oracles.constrained_sum import constrained_log_value
 from evaluators.oracles.registry import checked_finite, exact_log_z
 from tasks.base import Task
+from tasks.formula_extras import ConstrainedSum
+from tasks.formula_reader import compile_reader
 from tasks.registry import user_task_file
 
 _memory: dict[str, OracleResult] = {}
@@ -37,6 +40,8 @@ CACHE_VERSION = 3
 #: time budget of one reference (seconds; evaluators/oracles/budget.py): past it the oracle refuses,
 #: and a ladder draw without a reference is skipped (a typical one ends the climb)
 REFERENCE_BUDGET_S = 120.0
+#: a constrained sum is eliminated directly while its tables stay within 2^this entries (a second or so)
+CONSTRAINED_MAX_WIDTH = 18
 
 
 def cache_dir() -> Path:
@@ -151,6 +156,14 @@ def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResu
     if own is not None:
         value, how = own
         return OracleResult(checked_finite(value, how, f"for {task.id} at n={n}"), how, time.perf_counter() - started)
+    if isinstance(task.formula, ConstrainedSum):
+        # the sum itself, eliminated with its conditions: independent of any mapping to a dual model
+        try:
+            value = constrained_log_value(compile_reader(task.formula).load()(params, n), CONSTRAINED_MAX_WIDTH)
+            return OracleResult(checked_finite(value, "constrained_elimination", f"for {task.id} at n={n}"),
+                                "constrained_elimination", time.perf_counter() - started)
+        except TooLarge:
+            pass                        # wide: the exact oracles on the task's own model
     return exact_log_z(task.to_model(params, n), method)
 
 

@@ -4,7 +4,9 @@ The run's own sections (budgets, evaluator, ray, run, tune) are dataclasses here
 components are those components' own dataclasses, so a default lives in exactly one place:
 
 - ``proposers:``  name -> that proposer's ``Options`` (search.proposers registry; each has a ``weight``,
-  the proposer's share of the slots); a bare number is the weight;
+  the proposer's share of the slots); a bare number is the weight. Without the section the default
+  mix runs (the structural and derivation proposers); a section lists the mix, and the proposers it
+  does not name are off;
 - ``strategies:`` name -> that strategy's ``Options`` (search.strategies registry); ``strategy:``
   names the one that runs;
 - ``llm:`` :class:`search.llm.config.LLMConfig` (models to call, or null), ``prompts:``
@@ -201,8 +203,10 @@ def config_from_dict(raw: dict, base_dir: str | Path | None = None) -> Config:
     raw = _upgrade(raw)
     proposers, strategies = raw.pop("proposers", None), raw.pop("strategies", None)
     cfg = _build(Config, raw, "")
-    cfg.proposers = _with_defaults(_registered(proposers, "proposers", proposer_class, proposer_names),
-                                   _default_proposers())
+    # no section: the default mix; a section lists the mix, so the proposers it does not name are off
+    defaults = _default_proposers() if proposers is None else {
+        name: dataclasses.replace(options, weight=0.0) for name, options in _default_proposers().items()}
+    cfg.proposers = _with_defaults(_registered(proposers, "proposers", proposer_class, proposer_names), defaults)
     cfg.strategies = _with_defaults(_registered(strategies, "strategies", strategy_class, strategy_names),
                                     _default_strategies())
     base = Path(base_dir) if base_dir is not None else Path.cwd()

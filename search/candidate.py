@@ -16,8 +16,8 @@ from evaluators.submission import Submission
 
 SCHEMA = 1
 
-#: ``error_kind`` values of a failed proposal
-ERROR_KINDS = ("parse", "diff", "api")
+#: ``error_kind`` values of a failed proposal ("proposer": the proposer itself raised; the run goes on)
+ERROR_KINDS = ("parse", "diff", "api", "proposer")
 
 
 def new_candidate_id() -> str:

@@ -6,6 +6,8 @@ A task module defines one subclass of :class:`Task` and exposes an instance as `
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import zlib
 from abc import ABC, abstractmethod
@@ -97,8 +99,9 @@ def cold_error_rate(rng: np.random.Generator, stratum: tuple[float, float]) -> f
 class Task(ABC):
     """One partition-function problem.
 
-    Subclasses set the class attributes below and implement ``sample_params`` and
-    ``to_model``. Sizes are always the number of spins n.
+    Subclasses set the class attributes below and implement ``sample_params`` and either
+    ``to_model`` or a ``formula`` (a tasks.formula.Formula: the default ``to_model`` reads it through
+    the reader compiled from it). Sizes are always the number of spins n.
     """
 
     id: str
@@ -128,7 +131,32 @@ class Task(ABC):
 
     @abstractmethod
     def to_model(self, params: dict, n: int) -> IsingModel:
-        """The model IR of these parameters. Raises ValueError on a malformed dictionary."""
+        """The model IR of these parameters. Raises ValueError on a malformed dictionary.
+
+        A subclass whose class attribute ``formula`` is a tasks.formula.Formula and that defines no
+        ``to_model`` gets :meth:`model_from_formula` as its ``to_model`` (``__init_subclass__``)."""
+
+    def model_from_formula(self, params: dict, n: int) -> IsingModel:
+        """The model of the task's Formula at these params, read by the reader compiled from it; for a
+        constrained sum, the Ising model on the faces of its constraint graph (tasks/parity_dual.py),
+        whose spins need not number n (ValueError when that graph is not planar)."""
+        from tasks.formula_extras import ConstrainedSum          # here: tasks.formula imports scipy
+
+        if isinstance(self.formula, ConstrainedSum):
+            return constrained_model(self.formula, params, n)
+        return formula_model(self.formula, params, n)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A task stated by its formula alone needs no model code: its ``to_model`` reads the formula
+        (a constrained sum's is the model on its dual graph; a task without a formula, or with a
+        disorder average, still must define one: the class stays abstract and cannot be instantiated)."""
+        super().__init_subclass__(**kwargs)
+        from tasks.formula import Formula                   # here: tasks.formula imports scipy
+
+        from tasks.formula_extras import ConstrainedSum
+
+        if getattr(cls.to_model, "__isabstractmethod__", False) and isinstance(cls.formula, (Formula, ConstrainedSum)):
+            cls.to_model = Task.model_from_formula
 
     def check_size(self, n: int) -> None:
         """Raise ValueError if n is not a size this task is defined for."""
@@ -163,7 +191,15 @@ class Task(ABC):
 
     def cold_draws(self, params: dict, n: int, rng: np.random.Generator) -> list[tuple[dict, str]]:
         """The ladder's cold copies of ``params``: one per stratum of COLD_STRATA (exact means exact at
-        every beta, and a program may switch routes anywhere from beta |J| = 6 to 1e3 and beyond)."""
+        every beta, and a program may switch routes anywhere from beta |J| = 6 to 1e3 and beyond). A
+        task whose ``cold_params`` takes no ``stratum`` (written before issue 36) gives its one draw."""
+        try:
+            strata = "stratum" in inspect.signature(self.cold_params).parameters
+        except (TypeError, ValueError):
+            strata = False
+        if not strata:
+            made = self.cold_params(params, n, rng)
+            return [] if made is None else [made]
         return [made for stratum in COLD_STRATA if (made := self.cold_params(params, n, rng, stratum)) is not None]
 
     def critical_params(self, params: dict, n: int) -> tuple[dict, str] | None:
@@ -272,6 +308,47 @@ def coupling_scale(model: IsingModel) -> float:
         u = np.asarray(u, dtype=np.float64)
         scale = max(scale, abs(float(a)) * float(np.max(u * u, initial=0.0)) * max(int(np.count_nonzero(u)) - 1, 1))
     return scale
+
+
+def formula_model(formula, params: dict, n: int) -> IsingModel:
+    """The model IR of a Formula's terms (tasks/formula.py) at these params, through its compiled reader:
+    the reader's weight W = c + sum w prod s + rank-one blocks is the model's -H, term for term, at the
+    reader's beta (1 for a formula without an inverse temperature); its drawing, if any, is a
+    candidate the planar methods verify before use."""
+    read = _formula_reader(formula)(params, n)
+    terms, weights = [], []
+    for idx, w in read["terms"]:
+        terms += [tuple(row) for row in np.asarray(idx).tolist()]
+        weights.append(np.asarray(w, dtype=np.float64))
+    return IsingModel(n=int(read["n"]), terms=tuple(terms),
+                      weights=np.concatenate(weights) if weights else np.zeros(0), beta=float(read["beta"]),
+                      constant=float(read["constant"]),
+                      rank_one=tuple((np.asarray(u, dtype=np.float64), float(a)) for u, a in read["rank_one"]),
+                      positions=read["positions"])
+
+
+def constrained_model(formula, params: dict, n: int) -> IsingModel:
+    """The Ising model on the faces of a constrained sum's constraint graph (tasks/parity_dual.py) at these
+    params: its Z, constant included, is the sum. A sum reduced to no spin keeps one free spin (its log 2
+    taken out of the constant), since a model has at least one."""
+    from tasks.parity_dual import _fd_model
+
+    dual = _fd_model(_formula_reader(formula)(params, n))
+    terms, weights = [], []
+    for idx, w in dual["terms"]:
+        terms += [tuple(row) for row in np.asarray(idx).tolist()]
+        weights.append(np.asarray(w, dtype=np.float64))
+    spins = max(int(dual["n"]), 1)
+    constant = float(dual["log_shift"]) - (math.log(2.0) if dual["n"] == 0 else 0.0)
+    return IsingModel(n=spins, terms=tuple(terms), weights=np.concatenate(weights) if weights else np.zeros(0),
+                      beta=1.0, constant=constant)
+
+
+@functools.lru_cache(maxsize=64)
+def _formula_reader(formula):
+    from tasks.formula_reader import compile_reader
+
+    return compile_reader(formula).load()
 
 
 def sample_beta(rng: np.random.Generator) -> float:

@@ -202,8 +202,8 @@ class Formula:
         sum_{i=0}^{n - 2}, "words" writes "sum over i = 0..n - 2 of"."""
         function = function or ("W" if self.convention == "weight" else "E")
         arg = self.variable
-        beta = self.param(self.beta_key).name
-        exp = f"exp({beta} * {function}({arg}))" if self.convention == "weight" else f"exp(-{beta} * {function}({arg}))"
+        beta = f"{self.param(self.beta_key).name} * " if self.beta_key else ""     # "": the exponent as it is
+        exp = f"exp({beta}{function}({arg}))" if self.convention == "weight" else f"exp(-{beta}{function}({arg}))"
         return (self.definition_text(function, sum_style) + "\n"
                 + f"Z = sum over all {arg} in {DOMAIN_TEXT[self.domain]}^n of {exp}")
 
@@ -230,7 +230,7 @@ class Formula:
             raise ValueError(f"variable shape {shape} does not hold n = {n} variables")
         tables = [_term_table(t, env, shape) for t in self.terms]
         lo, hi = DOMAIN_VALUES[self.domain]
-        beta = float(env[self.param(self.beta_key).name])
+        beta = float(env[self.param(self.beta_key).name]) if self.beta_key else 1.0
         sign = 1.0 if self.convention == "weight" else -1.0
         parts = []
         for start in range(0, 2**n, chunk):

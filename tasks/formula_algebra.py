@@ -6,10 +6,11 @@ normal form, reached here by exact rational arithmetic (``fractions.Fraction``),
 
 1. the weight convention (an energy term changes sign);
 2. the change of variables to spins: a {0, 1} variable x is (1 + s)/2, so its affine factor
-   (a, b) becomes (a/2, a/2 + b) (DERIVATIONS.md, "0/1 to +-1");
+   (a, b) becomes (a/2, a/2 + b) (docs/derivations.md, "Change of variables");
 3. every product of affine factors multiplied out into one monomial per subset of its variables
-   (prod_k (a_k s_k + b_k) = sum over subsets S of prod_{k in S} a_k s_k prod_{k not in S} b_k), and a
-   variable written twice in one product cancelled (s^2 = 1);
+   (prod_k (a_k s_k + b_k) = sum over subsets S of prod_{k in S} a_k s_k prod_{k not in S} b_k), the
+   factors on a variable written twice in one product first combined into one (s^2 = 1; a {0, 1}
+   variable's x^2 = x follows, as it was written (1 + s)/2 in step 2);
 4. like terms merged (same loops, coefficient text and variables) with their scales added, and terms
    whose scale is zero dropped, so a paraphrase that expanded (2x - 1)(2y - 1) in {0, 1} variables
    comes back to the one term it was written from, exactly.
@@ -27,7 +28,6 @@ one vector instead of n^2/2 pairs.
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
@@ -112,28 +112,61 @@ def to_spins(monos: list[Monomial], domains: dict[str, str]) -> list[Monomial]:
 
 
 def expand(monos: list[Monomial]) -> list[Monomial]:
-    """Products of affine factors multiplied out; a variable twice in one product cancels (s^2 = 1)."""
+    """Products of affine factors in +-1 variables multiplied out into plain monomials.
+
+    Factors written on the same variable (same family and index text) are first combined into one
+    affine factor, exactly: a function of one s in {-1, +1} is A s + B with B = (f(1) + f(-1))/2,
+    A = (f(1) - f(-1))/2 (so s s = 1, and (1 - s)^2 = 2 - 2 s). Only the factors with both A and B
+    nonzero branch; a product of plain spins stays one monomial at any arity.
+    ValueError when more than MAX_EXPANDED_FACTORS factors branch (2^k monomials)."""
     out = []
     for m in monos:
-        if len(m.sites) > MAX_EXPANDED_FACTORS:
-            raise ValueError(f"a product of {len(m.sites)} factors is too long to multiply out")
-        for choice in product((True, False), repeat=len(m.sites)):
-            scale, sites = m.scale, []
-            for take, s in zip(choice, m.sites):
+        sites = _combined(m.sites)
+        free = [k for k, s in enumerate(sites) if s.affine[0] != 0 and s.affine[1] != 0]
+        if len(free) > MAX_EXPANDED_FACTORS:
+            raise ValueError(f"a product of {len(free)} affine factors would multiply out into 2^{len(free)} "
+                             f"monomials (at most {MAX_EXPANDED_FACTORS} such factors are)")
+        fixed_scale = m.scale
+        for s in sites:
+            if s.affine[1] == 0:
+                fixed_scale *= s.affine[0]
+            elif s.affine[0] == 0:
+                fixed_scale *= s.affine[1]
+        if fixed_scale == 0:
+            continue
+        for choice in product((True, False), repeat=len(free)):
+            take = dict(zip(free, choice))
+            scale, kept = fixed_scale, []
+            for k, s in enumerate(sites):
                 a, b = s.affine
-                scale *= a if take else b
-                if take:
-                    sites.append(Site(s.family, s.index))
-            if scale == 0:
-                continue
-            counts = Counter(s.key for s in sites)
-            odd = tuple(s for s in sites if counts[s.key] % 2 == 1)
-            seen, unique = set(), []
-            for s in odd:
-                if s.key not in seen:
-                    seen.add(s.key)
-                    unique.append(s)
-            out.append(Monomial(m.loops, scale, m.coef, tuple(unique)))
+                if k in take:
+                    scale *= a if take[k] else b
+                if take.get(k, b == 0):
+                    kept.append(Site(s.family, s.index))
+            out.append(Monomial(m.loops, scale, m.coef, tuple(kept)))
+    return out
+
+
+def branching_factors(m: Monomial) -> int:
+    """How many factors of ``m`` (+-1 variables) :func:`expand` branches on: 2^this monomials."""
+    return sum(1 for s in _combined(m.sites) if s.affine[0] != 0 and s.affine[1] != 0)
+
+
+def _combined(sites: tuple[Site, ...]) -> list[Site]:
+    """The factors on each variable multiplied into one affine factor in that +-1 variable (first
+    occurrence keeps its place)."""
+    groups: dict[tuple, list[Site]] = {}
+    for s in sites:
+        groups.setdefault(s.key, []).append(s)
+    out = []
+    for group in groups.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        up, down = ONE, ONE                              # the product at s = +1 and at s = -1
+        for s in group:
+            up, down = up * (s.affine[0] + s.affine[1]), down * (s.affine[1] - s.affine[0])
+        out.append(Site(group[0].family, group[0].index, ((up - down) / 2, (up + down) / 2)))
     return out
 
 
@@ -236,5 +269,5 @@ def _canonical_loops(loops: tuple[Loop, ...]) -> tuple[Loop, ...]:
     return tuple(sorted(loops, key=lambda lp: lp.index))
 
 
-__all__ = ["Monomial", "RankOneBlock", "Site", "expand", "lift", "merge", "monomials", "rank_one_block",
-           "spin_monomials", "to_spins"]
+__all__ = ["Monomial", "RankOneBlock", "Site", "branching_factors", "expand", "lift", "merge", "monomials",
+           "rank_one_block", "spin_monomials", "to_spins"]

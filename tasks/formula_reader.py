@@ -4,7 +4,9 @@
 only math and numpy, so it runs inside a candidate program), from the formula's normal form
 (tasks/formula_algebra.py: weight monomials in +-1 variables, like terms merged). Every loop becomes
 a vectorised index table (nested ranges by ``np.repeat``), every coefficient and index the same
-Python expression evaluated on those arrays. The reader returns a plain dict:
+Python expression evaluated on those arrays (tasks/formula_runtime.py makes the two agree); what
+cannot be compiled is refused first, in one line naming the term (tasks/formula_check.py), and
+params that do not fit raise ValueError. The reader returns a plain dict:
 
 kind "z" (a Formula: Z = sum exp(beta W))::
 
@@ -46,8 +48,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from tasks import formula_runtime
+from tasks.formula_check import check
 from tasks.formula import DOMAIN_VALUES, FUNCTIONS, Formula, Loop
-from tasks.formula_algebra import Monomial, expand, lift, merge, monomials, rank_one_block, spin_monomials, to_spins
+from tasks.formula_algebra import Monomial, _canonical_loops, expand, lift, merge, monomials, rank_one_block, \
+    spin_monomials, to_spins
 from tasks.formula_extras import ConstrainedSum, DisorderAverage
 
 READER_NAME = "_read_formula"
@@ -73,8 +77,9 @@ class CompiledReader:
 
 
 def compile_reader(formula) -> CompiledReader:
-    """The reader of ``formula`` (a Formula, ConstrainedSum or DisorderAverage); ValueError when a
-    term cannot be compiled (say why)."""
+    """The reader of ``formula`` (a Formula, ConstrainedSum or DisorderAverage); ValueError, one line
+    naming the term and why, when a term cannot be compiled (tasks/formula_check.py)."""
+    check(formula)
     if isinstance(formula, Formula):
         return _compile_z(formula)
     if isinstance(formula, ConstrainedSum):
@@ -94,14 +99,16 @@ def _compile_z(f: Formula) -> CompiledReader:
     w.line(f"    raise ValueError(f'the variables form an array of shape {{shape_{f.variable}}}, not n = {{n}} of them')")
     beta = f"float(p_{f.param(f.beta_key).name})" if f.beta_key else "1.0"
     w.line("parts, constant, rank_one = [], 0.0, []")
-    notes = []
+    notes, blocks = [], []
     for k, m in enumerate(monos):
         block = rank_one_block(m) if len(f.shape) == 1 else None
         if block is not None:
             w.rank_one(block, f.variable)
+            blocks.append(m)
             notes.append(f"term {k}: an all-pairs sum with a factorised coefficient, kept as one rank-one block")
         else:
             w.monomial(m, k)
+    _guards(w, [(f.terms, f.variable)], monos, blocks)
     w.line("terms, more = _merge_terms(parts)")
     w.line("positions, coords = _geometry(shape_%s, terms, n, [%s])" % (
         f.variable, ", ".join(f"p_{p.name}" for p in f.params)))
@@ -121,6 +128,7 @@ def _compile_constrained(cs: ConstrainedSum) -> CompiledReader:
     w.line("parts, constant, rank_one = [], 0.0, []")
     for k, m in enumerate(monos):
         w.monomial(m, k)
+    _guards(w, [(f.terms, f.variable)], monos)
     w.line("terms, more = _merge_terms(parts)")
     w.line("constraints = []")
     lo, hi = DOMAIN_VALUES[f.domain]
@@ -156,6 +164,7 @@ def _compile_disorder(da: DisorderAverage) -> CompiledReader:
     w.line("parts, constant = [], 0.0")
     for k, m in enumerate(inner):
         w.monomial(m, k)
+    _guards(w, [(da.disorder.terms, eta), (da.inner.terms, s)], outer + inner)
     w.line("inner_terms, more = _merge_terms(parts)")
     w.line(f'return {{"kind": "disorder", "n": n, "n_disorder": int(n_disorder), "statistic": {da.statistic!r}, '
            f'"disorder": {{"terms": disorder_terms, "constant": disorder_constant}}, '
@@ -164,6 +173,24 @@ def _compile_disorder(da: DisorderAverage) -> CompiledReader:
     notes = (f"the signs {eta} read by the coefficients become variables of the inner weight "
              "(a model over the signs and the spins together)",)
     return CompiledReader("disorder", w.source(), notes, changed_domain="01" in domains.values())
+
+
+def _guards(w: "_Writer", written, monos: list[Monomial], blocks: list[Monomial] = ()) -> None:
+    """Index checks for the variables the algebra cancelled (s s = 1, like terms adding to zero): the
+    formula's own evaluation checks every index a term writes, so the reader does too, once per (loops,
+    index) that no monomial or rank-one block left in the reader already reads. ``written`` is
+    [(terms, family)] as the formula writes them."""
+    read = {(m.loops, s.family, s.index) for m in monos for s in m.sites}
+    read |= {(m.loops, s.family, (lp.index,)) for m in blocks for s in m.sites for lp in m.loops}
+    missing: dict[tuple, list] = {}
+    for terms, family in written:
+        for t in terms:
+            loops = _canonical_loops(t.loops)
+            for site in t.sites:
+                if (loops, family, site) not in read and (family, site) not in missing.get(loops, []):
+                    missing.setdefault(loops, []).append((family, site))
+    for loops, sites in missing.items():
+        w.guard(loops, sites)
 
 
 # -- code writing ------------------------------------------------------------------------------------
@@ -224,8 +251,16 @@ class _Writer:
         flats = []
         for s in m.sites:
             index = ", ".join(self.expr(e, local) for e in s.index)
-            flats.append(f"_flat(shape_{s.family}, ({index},), {self.families[s.family]})")
+            flats.append(f"_flat(shape_{s.family}, ({index},), {self.families[s.family]}, {self.size(local)})")
         self.line(f"parts.append((np.stack([{', '.join(flats)}], 1), w))")
+
+    def guard(self, loops: tuple[Loop, ...], sites: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Only the index checks of ``sites`` (family, index) over ``loops`` (see :func:`_guards`)."""
+        self.line("# indices the algebra cancelled, still checked against the shape as the formula checks them")
+        local = self.loops(loops)
+        for family, index in sites:
+            idx = ", ".join(self.expr(e, local) for e in index)
+            self.line(f"_flat(shape_{family}, ({idx},), {self.families[family]}, {self.size(local)})")
 
     def rank_one(self, b, family: str) -> None:
         self.line("# an all-pairs sum kept as the rank-one block (u, a): sum_(i<j) a u_i u_j s_i s_j")
@@ -250,6 +285,9 @@ class _Writer:
         self.line(f"rows = np.arange({size})")
         rhs = self.expr(c.rhs, local)
         self.line(f"rhs = _index(_values({rhs}, {size}))")
+        # each row's place, taken before the loops of ``over`` repeat the columns
+        coords = f"np.stack([{', '.join(each_cols)}], 1)" if each_cols else "np.zeros((1, 0), dtype=np.int64)"
+        self.line(f"coords = {coords}")
         inner = dict(local)
         if c.over:
             cols = ["rows"] + each_cols
@@ -261,21 +299,28 @@ class _Writer:
         flats = []
         for site in c.sites:
             index = ", ".join(self.expr(e, inner) for e in site)
-            flats.append(f"_flat(shape_{family}, ({index},))")
+            flats.append(f"_flat(shape_{family}, ({index},), 0, len(rows))")
         self.line(f"var = np.concatenate([{', '.join(flats)}])")
         self.line(f"row_of = np.tile(rows, {len(c.sites)})")
         if shift.numerator % 2:
             self.line("rhs = rhs + np.bincount(row_of, minlength=len(rhs))")
-        coords = f"np.stack([{', '.join(each_cols)}], 1)" if each_cols else "np.zeros((1, 0), dtype=np.int64)"
-        self.line(f'constraints.append({{"row_of": row_of, "var": var, "rhs": rhs % 2, "coords": {coords}}})')
+        self.line('constraints.append({"row_of": row_of, "var": var, "rhs": rhs % 2, "coords": coords})')
 
     def source(self) -> str:
         body = "\n".join("    " + ln for ln in self.body)
         runtime = formula_runtime.IMPORTS + "\n\n" + "\n\n\n".join(
             inspect.getsource(f).rstrip() for f in formula_runtime.FUNCTIONS)
+        # params that do not fit the formula (an array too short, a string for a number) are a
+        # ValueError, as from a task's to_model, not whatever numpy raised
         return (runtime + "\n\n\n" + f"def {READER_NAME}(params, n):\n"
                 '    """The model of these params at size n, compiled from the task\'s formula '
-                '(tasks/formula_reader.py)."""\n' + body + "\n")
+                '(tasks/formula_reader.py)."""\n'
+                "    try:\n"
+                f"        return {READER_NAME}_body(params, n)\n"
+                "    except (IndexError, TypeError) as exc:\n"
+                "        raise ValueError(f'the params do not fit the formula ({type(exc).__name__}: {exc})') "
+                "from None\n"
+                f"\n\ndef {READER_NAME}_body(params, n):\n" + body + "\n")
 
 
 def _describe(m: Monomial) -> str:
@@ -285,10 +330,11 @@ def _describe(m: Monomial) -> str:
 
 
 class _Rewriter(ast.NodeTransformer):
-    """Renames identifiers to the reader's locals, a[i][j] -> a[i, j], and the formula functions to
-    math / numpy (with the two digit-keeping identities of the module docstring)."""
+    """Renames identifiers to the reader's locals, a[i][j] -> a[i, j], the formula functions to math /
+    numpy (with the two digit-keeping identities of the module docstring), isqrt, round and ** to the runtime's
+    entry-by-entry forms (tasks/formula_runtime.py)."""
 
-    CALLS = {"len": "len", "isqrt": "math.isqrt", "round": "round", "log": "np.log", "atanh": "np.arctanh"}
+    CALLS = {"len": "len", "isqrt": "_isqrt", "round": "_round", "log": "np.log", "atanh": "np.arctanh"}
 
     def __init__(self, names: dict):
         self.names = names
@@ -307,6 +353,12 @@ class _Rewriter(ast.NodeTransformer):
         value = self.visit(base)
         sl = idx[0] if len(idx) == 1 else ast.Tuple(idx, ast.Load())
         return ast.copy_location(ast.Subscript(value, sl, ast.Load()), node)
+
+    def visit_BinOp(self, node: ast.BinOp):
+        if not isinstance(node.op, ast.Pow):
+            return self.generic_visit(node)
+        args = [self.visit(node.left), self.visit(node.right)]     # an int to a negative power is a float
+        return ast.copy_location(ast.Call(ast.Name("_pow", ast.Load()), args, []), node)
 
     def visit_Call(self, node: ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:

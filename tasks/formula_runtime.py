@@ -1,6 +1,13 @@
 """The helpers every compiled reader carries (tasks/formula_reader.py): ordinary functions, rendered
 into the reader's source with inspect.getsource, so what the tests call is what a program runs.
-Plain math and numpy only (the sandbox allowlist)."""
+Plain math and numpy only (the sandbox allowlist).
+
+Every expression of a formula is evaluated once on whole index columns (int64 arrays) where the
+formula's own evaluation (tasks/formula.py) takes one Python int at a time; the helpers here make
+the two agree: an index that does not read the loop is repeated to the loop's length, an empty
+range gives empty tables, and isqrt, round and ** act entry by entry as Python's do on one number."""
+
+import math
 
 import numpy as np
 
@@ -31,15 +38,52 @@ def _index(x):
     return x.astype(np.int64)
 
 
-def _flat(shape, index, offset=0):
-    """Flat position of the entries ``index`` (one array per axis) of an array of ``shape``."""
-    flat = np.zeros(np.broadcast(*index).shape, dtype=np.int64)
+def _flat(shape, index, offset=0, count=None):
+    """Flat position of the entries ``index`` (one array or number per axis) of an array of ``shape``;
+    with ``count``, a (count,) array (a fixed index such as s[0] is repeated once per loop row)."""
+    if len(index) != len(shape):
+        raise ValueError(f"a variable has {len(index)} indices where its array has {len(shape)} axes")
+    target = np.broadcast(*index).shape if count is None else (int(count),)
+    flat = np.zeros(target, dtype=np.int64)
     for size, i in zip(shape, index):
-        i = _index(i)
+        i = np.broadcast_to(_index(i), target)
         if np.any(i < 0) or np.any(i >= size):
             raise ValueError(f"a variable index lies outside the shape {shape}")
         flat = flat * size + i
     return flat + offset
+
+
+def _isqrt(x):
+    """math.isqrt of a number, or entry by entry of an integer array (a loop index column)."""
+    if np.ndim(x) == 0:
+        return math.isqrt(x.item() if isinstance(x, np.ndarray) else x)
+    x = np.asarray(x)
+    if x.dtype.kind not in "iu" or np.any(x < 0):
+        raise ValueError("isqrt takes non-negative integers")
+    r = np.floor(np.sqrt(x.astype(np.float64))).astype(np.int64)
+    r = r - (r * r > x)                      # the float root may be one off either way for large x
+    return r + ((r + 1) * (r + 1) <= x)
+
+
+def _round(x, *digits):
+    """Python's round of a number, or entry by entry of an array (round() refuses arrays)."""
+    if np.ndim(x) == 0:
+        return round(x.item() if isinstance(x, np.ndarray) else x, *digits)
+    x = np.asarray(x)
+    if not digits:
+        return np.round(x)                   # half to even, as round() does; exact at 0 digits
+    return np.array([round(v, *digits) for v in x.ravel().tolist()], dtype=np.float64).reshape(x.shape)
+
+
+def _pow(x, y):
+    """x ** y as Python computes it on numbers: an integer to a negative integer power is a float
+    (numpy refuses that on integer arrays)."""
+    if np.ndim(x) == 0 and np.ndim(y) == 0:
+        return np.asarray(x).item() ** np.asarray(y).item()
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.any(y < 0):
+        x = x.astype(np.float64)
+    return x ** y
 
 
 def _values(x, size):
@@ -51,8 +95,10 @@ def _merge_terms(parts):
     added, zero weights dropped; returns [(idx, w)] one entry per order k >= 1 and the constant."""
     by_order, constant = {}, 0.0
     for idx, w in parts:
-        idx = np.sort(np.asarray(idx, dtype=np.int64).reshape(len(w), -1), axis=1)
         w = np.asarray(w, dtype=np.float64)
+        if len(w) == 0:                      # an empty range (lo > hi): nothing to add
+            continue
+        idx = np.sort(np.asarray(idx, dtype=np.int64).reshape(len(w), -1), axis=1)
         twice = np.zeros(len(w), dtype=bool)
         if idx.shape[1] > 1:
             twice = np.any(idx[:, 1:] == idx[:, :-1], axis=1)
@@ -105,7 +151,7 @@ def _geometry(shape, terms, n, arrays):
     return positions, coords
 
 
-FUNCTIONS = (_nest, _param, _index, _flat, _values, _merge_terms, _geometry)
+FUNCTIONS = (_nest, _param, _index, _flat, _isqrt, _round, _pow, _values, _merge_terms, _geometry)
 IMPORTS = """\
 import math
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import tasks.catalog
 from tasks.base import CLASS_LABELS, STATMECHBENCH_CITATION, Gold, Task
+from tasks.formula_extras import ConstrainedSum
 from tasks.model import IsingModel
 
 #: task ids are upper case (lookups upper-case the name) and become part of run directory names
@@ -230,6 +231,8 @@ def _check(task: Task, origin: str) -> None:
         at = f" (line {lines[-1]})" if lines else ""
         raise TaskFileError(f"{where}: building the model at n={n} from sample_params failed{at}: "
                             f"{type(exc).__name__}: {exc}") from None
-    if not isinstance(model, IsingModel) or model.n != n:
+    # a constrained sum's model lives on its dual graph, whose spins need not number n (tasks/parity_dual.py)
+    spins_match = model.n == n if isinstance(model, IsingModel) else False
+    if not isinstance(model, IsingModel) or not (spins_match or isinstance(task.formula, ConstrainedSum)):
         raise TaskFileError(f"{where}: to_model(params, {n}) must return a tasks.model.IsingModel with n={n} "
                             f"spins, got {model!r:.80}")

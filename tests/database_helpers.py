@@ -8,12 +8,12 @@ EXP1 = "exponential in n, about 2^(1 n) (from the code)"
 
 
 def verdict(accept=True, n=64, measured=POLY2, passed=True, honest=True, consistent=True, physics=True,
-            err=1e-13, violations=()):
+            err=1e-13, violations=(), claimed="O(n^2)"):
     sizes = [m for m in (4, 8, 16, 32, 64, 128, 256, 512, 1024) if m <= n] or [n]
     rungs = [Rung(m, 0.01, err, passed, "probe" if m <= 16 else "ladder") for m in sizes]
     v = Verdict("P01", "accept" if accept else "reject",
                 Numerical(passed, err, 3, 0 if passed else 1, n, rungs),
-                Complexity("O(n^2)", measured, honest))
+                Complexity(claimed, measured, honest))
     v.class_.claimed, v.class_.consistent, v.physics.passed = "transfer_matrix", consistent, physics
     v.sandbox.violations = list(violations)
     return v

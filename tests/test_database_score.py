@@ -20,7 +20,13 @@ def test_score_order():
     assert s(accept=True, n=16) > s(accept=False, n=1024)                       # accepted beats rejected
     assert s(n=256) > s(n=64)                                                   # larger verified n wins
     assert s(n=64, measured=POLY2) > s(n=64, measured=EXP1)                     # poly beats exp at equal n
-    assert s(n=64, measured=EXP1) > s(n=64, measured=None)                      # measured beats unknown
+    assert s(n=64, measured=EXP1) > s(n=64, measured=None, honest=None)         # measured beats unknown
+    # an honest claim counts where it is the costlier (an exponential method timed at small sizes) ...
+    assert s(n=64, measured=POLY2, claimed="O(n^3)") > s(n=64, measured=POLY2, claimed="O(2^n)")
+    assert s(n=64, measured=POLY2, claimed="O(2^n)") == s(n=64, measured=EXP1.replace("0.", "1."), claimed="O(2^n)")
+    assert s(n=64, measured=POLY2, claimed="O(2^n)", honest=None)[3:5] == s(n=64, measured=POLY2)[3:5]  # if honest
+    # ... and where nothing could be timed (a program too fast for the timer)
+    assert s(n=64, measured=None, claimed="O(n)") > s(n=64, measured=POLY2) > s(n=64, measured=None, claimed="O(n^3)")
     assert s(measured=POLY2) > s(measured=POLY2.replace("n^2", "n^3"))          # lower degree wins
     assert s(accept=False, n=16) > s(accept=False, n=1024, passed=False)        # wrong values lose
     assert s(accept=False, physics=True) > s(accept=False, physics=None) > s(accept=False, physics=False)
@@ -110,6 +116,8 @@ def test_named_score_reads_every_component_back_from_the_tuple():
         assert named.status == ("accepted" if accept else "rejected") and named.numerical_pass == v.numerical.passed
         assert named.largest_n_verified == n                      # exact, from log2(1 + n)
         assert (named.physics, named.class_consistent, named.complexity_honest) == (physics, consistent, honest)
+        if kind == "unknown" and honest:                          # nothing timed: the honest claim, O(n^2)
+            kind, rate = "poly", "n^2"
         assert named.growth == kind and named.code_length == -s[8] and named.fitness == fitness(s)
         if kind == "exp":
             expected_rate = 0.75

@@ -52,6 +52,7 @@ EXPECTED = {
     "T18": ("spin_variables -> dual_rbim -> row_transfer", "rbim_nishimori"),
     "T19": ("read_formula -> nishimori -> free_terms -> product", "rbim_nishimori"),
     "T20": ("read_formula -> nishimori -> free_terms -> product", "rbim_nishimori"),
+    "T21": ("spin_variables -> face_dual -> planar_drawing -> planar_pfaffian", "rbim_nishimori"),
     "DIAMOND": ("read_formula -> row_transfer", "transfer_matrix"),
     "DECORATED": ("read_formula -> decoration -> kaufman", "transfer_matrix"),
 }

@@ -114,7 +114,7 @@ def plugin_dir(tmp_path, monkeypatch):
     search.proposers.proposer_names(), search.strategies.strategy_names()  # the built-ins are registered first
     for package in (search.proposers, search.strategies):
         monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
-        monkeypatch.setattr(package._registry, "classes", dict(package._registry.classes))  # forgotten afterwards
+        monkeypatch.setattr(package._registry, "entries", dict(package._registry.entries))  # forgotten afterwards
     yield folder
     for module in folder.glob("*.py"):   # imported again (and registered again) by the next test that writes it
         for package in (search.proposers, search.strategies):
@@ -137,8 +137,10 @@ def events_of(store):
 
 def test_a_new_proposer_is_one_file_and_its_config_section(plugin_dir, tmp_path, sandbox):
     (plugin_dir / "doubling.py").write_text(textwrap.dedent(DOUBLING))
-    cfg = config_from_dict({**BASE, "proposers": {"structural": 0.0, "doubling": {"weight": 1.0, "factor": 2.0}}})
-    assert cfg.proposers["doubling"].factor == 2.0 and cfg.weights() == {"structural": 0.0, "doubling": 1.0, "derivation": 0.0, "llm": 0.0}
+    cfg = config_from_dict({**BASE, "proposers": {"structural": 0.0, "derivation": 0.0,
+                                                  "doubling": {"weight": 1.0, "factor": 2.0}}})
+    assert cfg.proposers["doubling"].factor == 2.0 and cfg.weights() == {"structural": 0.0, "derivation": 0.0,
+                                                                         "doubling": 1.0, "llm": 0.0}
     with pytest.raises(Exception, match="proposers.doubling.factor"):
         config_from_dict({**BASE, "proposers": {"doubling": {"weight": 1.0, "factor": "two"}}})
     with RunStore.create(tmp_path / "runs", cfg.to_dict(), cfg.task) as store:
@@ -176,7 +178,7 @@ def test_the_structural_proposer_is_told_what_the_run_knows(plugin_dir, tmp_path
     """Every slot mutates the same parent. Told the run's known programs (``uses_known``), the
     structural proposer writes a new program for every slot; told nothing, it repeats some."""
     (plugin_dir / "first_found.py").write_text(textwrap.dedent(FIRST_FOUND))
-    cfg = config_from_dict({**BASE, "task": "P04", "strategy": "first_found",
+    cfg = config_from_dict({**BASE, "task": "P04", "strategy": "first_found", "proposers": {"structural": 1.0},
                             "budgets": {"proposals": 9, "evaluations": 9, "wall_time_s": 600}})
 
     def duplicates(name):
@@ -189,6 +191,69 @@ def test_the_structural_proposer_is_told_what_the_run_knows(plugin_dir, tmp_path
     assert duplicates("told") == 0
     monkeypatch.setattr(search.proposers.proposer_class("structural"), "uses_known", False)
     assert duplicates("blind") > 0
+
+
+RAISING = '''
+    """Two faulty proposers: one raises in every proposal, one cannot even be built."""
+    from dataclasses import dataclass
+
+    from search.proposers import register
+
+
+    @dataclass(frozen=True)
+    class FaultyOptions:
+        weight: float = 0.0
+
+
+    @register
+    class Raising:
+        name = "raising"
+        Options = FaultyOptions
+
+        def __init__(self, task, options, context):
+            pass
+
+        def propose(self, request):
+            return [][request.slot + 7]          # IndexError
+
+
+    @register
+    class Unbuildable:
+        name = "unbuildable"
+        Options = FaultyOptions
+
+        def __init__(self, task, options, context):
+            raise RuntimeError("no such model " + "x" * 400)
+
+        def propose(self, request):
+            raise AssertionError("never built")
+'''
+
+
+def test_a_proposer_that_raises_never_ends_the_run(plugin_dir, tmp_path, sandbox):
+    """Exceptions of a proposer (in propose or while it is built) become failed proposals of kind
+    "proposer" with the exception's kind and message; the run goes on with the other proposers, the
+    journal holds every failure, and `evolve show`'s summary counts them."""
+    from evolve.store.lineage import run_summary
+    (plugin_dir / "raising.py").write_text(textwrap.dedent(RAISING))
+    cfg = config_from_dict({**BASE, "proposers": {"structural": 1.0, "derivation": 0.0, "raising": 1.0,
+                                                  "unbuildable": 1.0},
+                            "budgets": {"proposals": 9, "evaluations": 9, "wall_time_s": 600}})
+    with RunStore.create(tmp_path / "runs", cfg.to_dict(), cfg.task) as store:
+        reason, _ = run_locally(cfg, store, sandbox)
+        events = events_of(store)
+        summary = run_summary(store.path)
+    assert reason == "proposal budget reached (9)"
+    proposals = [e.candidate for e in events if isinstance(e, ProposalEvent)]
+    faulty = [c for c in proposals if c.proposer in ("raising", "unbuildable")]
+    assert faulty and all(not c.ok and c.error_kind == "proposer" for c in faulty)
+    assert {c.parse_error.split(":")[0] for c in faulty} <= {"proposer raising", "proposer unbuildable"}
+    raised = [c.parse_error for c in faulty if c.proposer == "raising"]
+    assert raised and all("it raised IndexError: list index out of range" in e for e in raised)
+    unbuilt = [c.parse_error for c in faulty if c.proposer == "unbuildable"]
+    assert unbuilt and all("could not be set up: RuntimeError: no such model" in e and len(e) < 400 for e in unbuilt)
+    assert any(c.ok and c.proposer == "structural" for c in proposals)
+    assert summary["failed_by_kind"]["proposer"] == len(faulty) == summary["failed_proposals"]
 
 
 def test_every_run_event_survives_the_journal_codec():

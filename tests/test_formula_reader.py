@@ -116,5 +116,5 @@ def test_a_formula_that_cannot_be_compiled_says_why():
                   terms=(term("J * s[i] * s[i + 1]", ("i", "0", "n - 2")),))
     bad = Formula(shape=bad.shape, params=bad.params, terms=(bad.terms[0].__class__(
         bad.terms[0].loops, bad.terms[0].scale, "frobnicate(J)", bad.terms[0].sites),))
-    with pytest.raises(ValueError, match="unsupported call"):
+    with pytest.raises(ValueError, match=r"^cannot compile term 1 `.*`: the call frobnicate\(J\) is not one of"):
         compile_reader(bad)

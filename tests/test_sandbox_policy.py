@@ -51,9 +51,22 @@ def log_Z(params, n):
 '''
 
 
-def test_allowlist_is_the_papers():
+def test_allowlist_is_the_papers_plus_networkx():
     assert ALLOWED_IMPORTS == {"math", "numpy", "scipy", "itertools", "functools", "operator",
-                               "fractions", "collections", "cmath", "decimal", "dataclasses", "typing"}
+                               "fractions", "collections", "cmath", "decimal", "dataclasses", "typing", "networkx"}
+
+
+@pytest.mark.parametrize("code, refused", [
+    ("from networkx import write_edgelist", "networkx.write_edgelist"),
+    ("from networkx import read_gml", "networkx.read_gml"),
+    ("import networkx.readwrite", "networkx.readwrite"),
+    ("import networkx.drawing.nx_pydot", "networkx.drawing"),
+    ("from networkx.utils import open_file", "networkx.utils"),
+    ("from networkx.lazy_imports import attach", "networkx.lazy_imports"),
+])
+def test_networkx_file_process_and_import_members_are_refused(code, refused):
+    assert any(refused in v for v in static_check(code)), static_check(code)
+
 
 
 def test_legitimate_numerical_code_passes():

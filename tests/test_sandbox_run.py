@@ -224,3 +224,25 @@ def test_close_is_idempotent_and_context_manager():
 def test_calls_that_are_not_json_are_a_host_bug(sb):
     with pytest.raises(ValueError):
         sb.run("def Z_efficient(p, n):\n    return 1.0\n", [Call("Z_efficient", {"x": object()}, 1)])
+
+
+def test_networkx_planarity_runs_in_the_sandbox(sb):
+    """The planarity functions the derivation's programs use run in a child (warmed in the fork
+    server: networkx compiles some functions on their first call, which the audit hook refuses), and
+    the file writers are refused by name."""
+    code = (
+        "import networkx as nx\n"
+        "def log_Z(params, n):\n"
+        "    g = nx.Graph([(k, (k + 1) % n) for k in range(n)] + [(0, 2)])\n"
+        "    ok, emb = nx.check_planarity(g)\n"
+        "    pos = nx.combinatorial_embedding_to_pos(emb)\n"
+        "    return float(len(pos)) + ok + len(emb.get_data()[0])\n"
+        "def Z_efficient(params, n):\n"
+        "    return 0.0\n")
+    report = sb.run(code, [Call("log_Z", {}, 7)])
+    assert report.results and report.results[0].ok and report.results[0].value == 11.0, report
+    report = sb.run(code.replace("return float", "nx.write_edgelist(g, 'x')\n    return float"), [Call("log_Z", {}, 7)])
+    assert not report.results[0].ok and "networkx.write_edgelist is not allowed" in report.results[0].error
+    lazy = code.replace("return float", "nx.lazy_imports.attach('os', ['system'])\n    return float")
+    report = sb.run(lazy, [Call("log_Z", {}, 7)])
+    assert not (report.results and report.results[0].ok) and "networkx.lazy_imports" in str(report)

@@ -1,6 +1,6 @@
 """User task files: the worked example (examples/tasks/diamond_chain.py) against its own formula and
 independent methods, `evolve --task-file` on the commands, the clear errors, config `task_files`,
-the run directory's copy, Ray workers that get the task as text, and the README's worked example."""
+the run directory's copy, Ray workers that get the task as text, and the worked example in docs/tasks.md."""
 
 import itertools
 import json
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from evaluators.oracles.brute import brute_log_z
 from evolve import cli
 from evolve.config import ConfigError, config_from_dict, load_config
 from tasks import registry
@@ -195,8 +196,8 @@ BROKEN = {
     "syntax error": (("def cells(n: int) -> int:", "def cells(n: int) -> int"), r"line 15: syntax error"),
     "error on import": (("import numpy as np\n", "import numpy as np\nnp.frobnicate()\n"),
                         r"line 9: AttributeError: .*frobnicate"),
-    "abstract": (("    def to_model(self, params, n):", "    def to_model_(self, params, n):"),
-                 r"TypeError: Can't instantiate abstract class DiamondChain"),
+    "abstract": (("    def to_model(self, params, n):", "    formula = None\n\n    def to_model_(self, params, n):"),
+                 r"TypeError: Can't instantiate abstract class DiamondChain"),       # neither to_model nor formula
     "bad model": (("return IsingModel.from_arrays(n, beta, edges, couplings, h)", "return None"),
                   r"to_model\(params, 7\) must return a tasks.model.IsingModel"),
     "bad ladder": (("(301, 1501, 4501)", "(301, 1500)"), r"n=1500 of probe_sizes/ladder_sizes is refused by check_size"),
@@ -215,6 +216,20 @@ def test_broken_task_files_give_one_clear_line_and_exit_2(tmp_path, capsys, case
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(message, err), err
     assert str(path.name) in err
+
+
+def test_a_task_file_without_to_model_reads_its_formula(tmp_path, diamond):
+    """The worked example with its to_model removed: the model comes from the formula's compiled reader,
+    the same couplings, fields and log Z as the hand-written to_model at every probe size."""
+    text = EXAMPLE.read_text().replace("    def to_model(self, params, n):", "    def to_model_(self, params, n):")
+    path = tmp_path / "formula_only.py"
+    path.write_text(text.replace('id = "DIAMOND"', 'id = "DIAMOND_F"'))
+    task = register_task_file(path)
+    for n in task.probe_sizes:
+        params = diamond.probe_params(n, 3, 0)
+        got, want = task.to_model(params, n), diamond.to_model(params, n)
+        assert got.beta == want.beta and np.allclose(got.fields, want.fields, rtol=0, atol=1e-15)
+        assert brute_log_z(got) == pytest.approx(brute_log_z(want), rel=1e-13)
 
 
 def test_loading_is_idempotent_by_content_and_ids_stay_unique(tmp_path, diamond):
@@ -364,32 +379,30 @@ def test_launch_on_a_user_task_whose_file_is_gone(ray_cluster, tmp_path):
     assert evals[0]["verdict"]["task"] == "DIAMOND"
 
 
-# -- the README's worked example ------------------------------------------------------------------
+# -- the worked example in docs/tasks.md ----------------------------------------------------------
 
-README_FILES = ("examples/tasks/diamond_chain.py", "examples/tasks/diamond_chain_candidate.py", "examples/tasks/diamond_chain.yaml")
+DOC = ROOT / "docs" / "tasks.md"
+DOC_FILES = ("examples/tasks/diamond_chain.py", "examples/tasks/diamond_chain_candidate.py", "examples/tasks/diamond_chain.yaml")
 
 
-def readme_blocks() -> dict[str, str]:
-    """path -> the fenced block that follows `<!-- file: path -->` in README.md."""
-    text = (ROOT / "README.md").read_text()
+def doc_blocks() -> dict[str, str]:
+    """path -> the fenced block that follows `<!-- file: path -->` in docs/tasks.md."""
+    text = DOC.read_text()
     found = re.findall(r"<!-- file: (\S+) -->\s*\n```[a-z]*\n(.*?)^```", text, flags=re.S | re.M)
     return dict(found)
 
 
-def test_readme_worked_example_is_the_example_files():
-    blocks = readme_blocks()
-    if not any(path in blocks for path in README_FILES):
-        pytest.skip("README.md has no `<!-- file: examples/tasks/... -->` blocks yet (the lead merges them)")
-    for path in README_FILES:
-        assert path in blocks, f"README.md lost the block for {path}"
-        assert blocks[path] == (ROOT / path).read_text(), f"README.md's copy of {path} differs from the file"
+def test_the_documented_worked_example_is_the_example_files():
+    blocks = doc_blocks()
+    for path in DOC_FILES:
+        assert path in blocks, f"docs/tasks.md lost the block for {path}"
+        assert blocks[path] == (ROOT / path).read_text(), f"docs/tasks.md's copy of {path} differs from the file"
 
 
-def test_readme_commands_parse_and_name_existing_files():
-    text = (ROOT / "README.md").read_text()
+def test_the_documented_commands_parse_and_name_existing_files():
+    text = DOC.read_text()
     match = re.search(r"<!-- user-task-commands -->\s*\n```[a-z]*\n(.*?)^```", text, flags=re.S | re.M)
-    if match is None:
-        pytest.skip("README.md has no `<!-- user-task-commands -->` block yet (the lead merges it)")
+    assert match is not None, "docs/tasks.md lost its `<!-- user-task-commands -->` block"
     commands = [line[len("$ "):] for line in match.group(1).splitlines() if line.startswith("$ evolve ")]
     assert len(commands) >= 4
     parser = cli.build_parser()
@@ -398,7 +411,7 @@ def test_readme_commands_parse_and_name_existing_files():
         try:
             parser.parse_args(argv)
         except SystemExit:
-            pytest.fail(f"README.md's command no longer parses: {command}")
+            pytest.fail(f"docs/tasks.md's command no longer parses: {command}")
         for word in argv:
             if word.endswith((".py", ".json", ".yaml")):
                 assert (ROOT / word).is_file(), f"{command}: {word} does not exist"

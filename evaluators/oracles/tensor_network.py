@@ -30,7 +30,7 @@ of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each t
 buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
-Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see the README.
+Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see docs/performance.md.
 """
 
 from __future__ import annotations

@@ -11,11 +11,28 @@ from __future__ import annotations
 import ast
 import re
 
-# The StatMechBench-v0 paper's allowlist (Appendix C); submodules are allowed unless blocked below.
+# The StatMechBench-v0 paper's allowlist (Appendix C), plus networkx (planarity and combinatorial
+# embeddings: a planar model without a drawing needs them, and they are not to be hand-written);
+# submodules are allowed unless blocked below.
 ALLOWED_IMPORTS = frozenset({
     "math", "numpy", "scipy", "itertools", "functools", "operator", "fractions",
-    "collections", "cmath", "decimal", "dataclasses", "typing",
+    "collections", "cmath", "decimal", "dataclasses", "typing", "networkx",
 })
+
+# networkx's file readers and writers, drawing (pydot, graphviz and matplotlib start processes or
+# write files), its lazy importer (imports any module by name), decorators that open files, and
+# its global config (the audit hook refuses the files and processes anyway; this refuses them by name).
+_NETWORKX_BLOCKED = {f"networkx.{name}" for name in (
+    "readwrite", "drawing", "utils", "lazy_imports", "config", "nx_agraph", "nx_pydot", "nx_pylab", "nx_latex",
+    "to_latex", "to_latex_raw", "write_latex", "relabel_gexf_graph",
+    *(f"read_{k}" for k in ("adjlist", "edgelist", "gexf", "gml", "graph6", "graphml", "leda", "multiline_adjlist",
+                            "pajek", "sparse6", "weighted_edgelist")),
+    *(f"write_{k}" for k in ("adjlist", "edgelist", "gexf", "gml", "graph6", "graphml", "graphml_lxml",
+                             "graphml_xml", "multiline_adjlist", "network_text", "pajek", "sparse6",
+                             "weighted_edgelist")),
+    *(f"draw{k}" for k in ("", "_bipartite", "_circular", "_forceatlas2", "_kamada_kawai", "_networkx",
+                           "_networkx_edge_labels", "_networkx_edges", "_networkx_labels", "_networkx_nodes",
+                           "_planar", "_random", "_shell", "_spectral", "_spring")))}
 
 # Members of allowed packages that do file, process or raw-memory work (full dotted names).
 # Refused by the static check (``from numpy import save``, ``import numpy.testing``) and by
@@ -30,7 +47,7 @@ BLOCKED_MEMBERS = frozenset({
     "numpy.ma.dump", "numpy.ma.loads", "numpy.ma.dumps", "numpy.core",
     "scipy.io", "scipy.datasets", "scipy.misc", "scipy.LowLevelCallable", "scipy.show_config",
     "scipy.test", "scipy.sparse.load_npz", "scipy.sparse.save_npz",
-})
+}) | _NETWORKX_BLOCKED
 
 # Builtins that are removed from the candidate's builtins and refused by name.
 FORBIDDEN_BUILTINS = frozenset({

@@ -36,7 +36,23 @@ def _preload() -> None:
     import importlib
     for name in _PRELOAD:
         importlib.import_module(name)
+    _warm_networkx()
     from . import child  # noqa: F401  (imports guards, audit, seccomp)
+
+
+def _warm_networkx() -> None:
+    """Import networkx and call the planarity functions once, before any child exists: networkx reads
+    its backends' entry points when imported and compiles some functions on their first call (its
+    ``argmap`` decorator), both of which the audit hook refuses inside a candidate's run. A function
+    not warmed here still runs in a child unless it compiles code; then the hook refuses it."""
+    import networkx as nx
+    g = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 0)])
+    g.add_nodes_from(range(6))
+    g.add_edges_from([(4, 5)])
+    planar, embedding = nx.check_planarity(g)
+    embedding.get_data()
+    nx.combinatorial_embedding_to_pos(embedding)
+    nx.connected_components(g)
 
 
 def _kill_group(pid: int) -> None:

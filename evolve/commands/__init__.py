@@ -7,7 +7,8 @@ functions that run the command, each such import marked ``# lazy``. tests/test_c
 that building the parser imports none of them.
 """
 
-from evolve.commands import bench, derive, export, inspect, launch, oracle, perf, replay, report, tasks, tune, verify
+from evolve.commands import (bench, derive, derive_bench, export, inspect, launch, oracle, perf, replay, report, tasks,
+                             tune, verify)
 
 #: in the order `evolve --help` lists them
-COMMANDS = (launch, inspect, report, replay, export, verify, oracle, tasks, derive, perf, bench, tune)
+COMMANDS = (launch, inspect, report, replay, export, verify, oracle, tasks, derive, derive_bench, perf, bench, tune)

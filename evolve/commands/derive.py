@@ -54,7 +54,7 @@ def run(args) -> int:
     if args.json:
         out = {"task": task.id, "source": source, "chain": d.chain, "steps": d.record(), "failed": [s.to_dict() for s in d.failed],
                "findings": d.findings, "plans": [p.to_dict() for p in d.plans], "tractable_class": d.tractable_class,
-               "complexity_O": d.complexity_O, "error": d.error}
+               "complexity_O": d.complexity_O, "error": d.error, "diagnosis": d.diagnosis}
         if args.program:
             out["program"] = d.program
         if verdict is not None:
@@ -93,6 +93,9 @@ def report(task_id: str, d) -> str:
         lines.append(f"  finding: {f}")
     for note in d.notes:
         lines.append(f"  note: {note}")
+    if d.diagnosis:
+        lines.append("  why nothing polynomial was found:")
+        lines += [f"    {line}" for line in d.diagnosis]
     if d.error:
         lines.append(f"  no program: {d.error}")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """`evolve export`: one record per proposal of a run (prompt messages, response, parsed program,
 diff against its parent, Verdict, reward) for analysis and fine-tuning; the schema is in
-evolve/analysis/export.py and the README."""
+evolve/analysis/export.py and docs/llm.md."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def run_show(args) -> int:
     if top[0].named_score is not None:
         print(f"best {top[0].id}: {top[0].named_score.text()}")
     print(f"\nbest programs (of {s['evaluations']} evaluated):")
-    print(f"  {'#':>2}  {'id':14}  {'status':8}  {'n verified':>10}  {'measured growth':22}  "
+    print(f"  {'#':>2}  {'id':14}  {'status':8}  {'n verified':>10}  {'growth':22}  "
           f"{'physics/class/honest':20}  {'length':>6}  {'fitness':7}  {'class':20}  {'claim O':12}  source")
     for i, p in enumerate(top, 1):
         sc = p.named_score

@@ -44,7 +44,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from evolve.engine.counters import Counters, stop_reason
+from evolve.engine.counters import Counters, conclusive, stop_reason
 from evolve.engine.generation import Generation
 from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
@@ -344,6 +344,8 @@ class Engine:
             return
         cand = program.candidate
         self.counters.accepted += int(ev.accepted)
+        self.counters.conclusive += int(ev.accepted and conclusive(cand.tractable_class, cand.complexity_O,
+                                                                   self.settings.lattice))
         self.ledger.island(selection.niche).record(cand.tractable_class, cand.code, ev.accepted, verdict=ev.verdict)
         summary = None
         if ev.score[0] > 0 and (self.best is None or tuple(ev.score) > self.best[0]):  # failed programs never lead

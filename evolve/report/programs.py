@@ -56,7 +56,7 @@ def score_table(score) -> str:
         return escape(str(list(score))) + " (not a program score)"
     return _table([("status", escape(named.status)), ("values right (numerical pass)", _yes_no(named.numerical_pass)),
                    ("largest n verified", str(named.largest_n_verified)),
-                   ("measured growth", escape(named.growth_text().removeprefix("growth "))),
+                   ("growth", escape(named.growth_text().removeprefix("growth "))),
                    ("physics passed", _yes_no(named.physics)), ("class consistent", _yes_no(named.class_consistent)),
                    ("complexity honest", _yes_no(named.complexity_honest)),
                    ("code length (chars)", str(named.code_length)), ("fitness", f"{named.fitness:.4f}")], "kv score")

@@ -6,8 +6,11 @@ Score: a tuple of plain floats compared lexicographically (bigger is better), in
    code, or sandbox violations: such a program is recorded but never enters a cell).
 1. numerical pass (1/0): a program that gave a wrong value anywhere is wrong, however far it got.
 2. log2(1 + largest verified n): how far past brute force the values were checked.
-3. minus the measured growth kind: poly 0 > exp_sqrt -1 > exp -2 > unknown -3.
-4. minus the measured rate (polynomial degree, or c of 2^(c sqrt n) / 2^(c n)), quantised
+3. minus the growth kind: poly 0 > exp_sqrt -1 > exp -2 > unknown -3. The measured kind, except
+   where the complexity audit found the claim honest and the claim is the costlier (an exponential
+   row transfer timed at small sizes looks polynomial; its honest claim says what it is) or nothing
+   could be measured (a program too fast for the timer): then the claim's.
+4. minus the rate of that growth (polynomial degree, or c of 2^(c sqrt n) / 2^(c n)), quantised
    (degrees to 0.5, exponential rates to 0.25) so that timing noise does not decide the order
    over the checks below; unstated / unbounded rates count as 99.
 5. physics passed, 6. class consistent, 7. complexity honest: 1 yes, 0.5 not judged, 0 no.
@@ -16,7 +19,7 @@ Score: a tuple of plain floats compared lexicographically (bigger is better), in
 
 Accepted programs have passed everything, so among them the order is: farther verified, then
 cheaper growth, then shorter. :class:`NamedScore` (:func:`named_score`) reads a score back with
-names (status, largest n verified, measured growth, checks, code length) for people and JSON;
+names (status, largest n verified, growth, checks, code length) for people and JSON;
 the tuple stays what the database and the tree compare. :func:`fitness` squeezes a score into one number in [0, 1] for
 softmax selection: a weighted sum of the components normalised to [0, 1] with weights halving
 from one index group to the next (status, numerical, size, growth, checks, length), so status
@@ -29,9 +32,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.verdict import Verdict
 from search.database.dedup import canonical_code, digest
 from search.database.features import GROWTH_KINDS, UNBOUNDED_RATE, behaviour_signature, descriptors, parse_measured
+from tasks.registry import get_task
 
 SCORE_FIELDS = ("status", "numerical", "log2_n", "growth_kind", "growth_rate", "physics", "class", "honest",
                 "length")
@@ -56,7 +61,7 @@ def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = 
     length = -float(len(canon if canon is not None else (code or "")))
     if not code or verdict is None or verdict.sandbox.violations:
         return FAILED_SCORE[:-1] + (length,)
-    kind, rate = parse_measured(verdict.complexity.measured)
+    kind, rate = _growth(verdict)
     n = max(0, int(verdict.numerical.largest_n_verified or 0))
     return (2.0 if verdict.accepted else 1.0,
             1.0 if verdict.numerical.passed else 0.0,
@@ -67,6 +72,31 @@ def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = 
             _tri(verdict.class_.consistent),
             _tri(verdict.complexity.honest),
             length)
+
+
+def _growth(verdict: Verdict) -> tuple[str, float]:
+    """(kind, rate) of the score's growth components (see the module docstring)."""
+    kind, rate = parse_measured(verdict.complexity.measured)
+    if verdict.complexity.honest is not True:
+        return kind, rate
+    claim = _claimed(verdict.complexity.claimed, verdict.task)
+    if claim is not None and (kind == "unknown" or GROWTH_KINDS.index(claim[0]) > GROWTH_KINDS.index(kind)):
+        return claim
+    return kind, rate
+
+
+def _claimed(text: str | None, task_id: str) -> tuple[str, float] | None:
+    """(kind, rate) of a claimed complexity, None when it does not parse (L is the side of the task's
+    lattice when it has one)."""
+    try:
+        lattice = bool(get_task(task_id).square_lattice)
+    except KeyError:
+        lattice = False
+    try:
+        g = parse_claim(text, lattice)
+    except ClaimParseError:
+        return None
+    return g.kind, min(UNBOUNDED_RATE, g.rate)
 
 
 STATUS_NAMES = {2.0: "accepted", 1.0: "rejected", 0.0: "failed"}
@@ -82,7 +112,7 @@ class NamedScore:
 
     ``status``: "accepted", "rejected" (judged) or "failed" (no verdict, no code, sandbox
     violations); ``largest_n_verified``: spins, recovered exactly from log2(1 + n);
-    ``growth``: measured growth kind (poly, exp_sqrt, exp, unknown) and ``growth_rate`` its
+    ``growth``: the growth kind of the score (measured, or the honest claim; see the module docstring) and ``growth_rate`` its
     quantised rate (polynomial degree, or c of 2^(c sqrt n) / 2^(c n)), None when unstated or
     unbounded; the three checks are True / False / None (not judged); ``code_length`` in
     characters of canonical code; ``fitness`` the one-number squeeze in [0, 1].

@@ -28,9 +28,10 @@ from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.sandbox import Sandbox
 from search.derivation import checks, render
 from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
+from search.derivation.diagnosis import diagnose
 from search.derivation.record import Check, Derivation, Plan, Step
 from search.derivation.runtime import _rt_start
-from search.derivation.solvers import CHEAP, SOLVERS, get_solver
+from search.derivation.solvers import SOLVERS, cheap_solvers, get_solver
 from search.derivation.view import VIEW_MAX_N, StateView, describe_state, view_of
 from tasks.family import family_structure
 from tasks.formula import Formula
@@ -73,7 +74,23 @@ class _Context:
 def derive(task, formula=None, source: str = "the task's formula", seed: int = 0, sandbox: Sandbox | None = None,
            max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> Derivation:
     """The best checked derivation of ``task`` from ``formula`` (default: the task's own); see the
-    module docstring. ``sandbox`` runs each step's rendered program (None: a private one)."""
+    module docstring. ``sandbox`` runs each step's rendered program (None: a private one). Never
+    raises for a formula or task of any shape: what stops it is the record's ``error``."""
+    return _guarded(_derive, task, formula, source, seed, sandbox, max_nodes, max_depth)
+
+
+def _guarded(fn, task, formula, source, *args) -> Derivation:
+    """``fn(...)``, or a Derivation whose ``error`` names the exception (a formula the engine meets for
+    the first time must not take down the run or the command that derives it)."""
+    try:
+        return fn(task, formula, source, *args)
+    except Exception as exc:  # noqa: BLE001 - reported in the record, never raised
+        out = Derivation(task_id=getattr(task, "id", "?"), source=source)
+        out.error = f"the derivation stopped: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        return out
+
+
+def _derive(task, formula, source, seed, sandbox, max_nodes, max_depth) -> Derivation:
     formula = task.formula if formula is None else formula
     out = Derivation(task_id=task.id, source=source)
     if formula is None:
@@ -94,12 +111,14 @@ def derive(task, formula=None, source: str = "the task's formula", seed: int = 0
             out.steps, out.failed = root.steps, list(root.steps)
             out.error = "the compiled reader does not reproduce the task's values: " + str(root.steps[0].check.detail)
             return out
-        plans, failed, findings = _search(ctx, root, max_nodes, max_depth)
+        plans, failed, findings, explored = _search(ctx, root, max_nodes, max_depth)
         out.failed, out.findings = failed, findings
         out.plans = [p for _, p in plans]
+        out.diagnosis = diagnose([(n.chain, n.view) for n in explored], ACTIONS, SOLVERS,
+                                 bool(plans) and plans[0][1].cost[0] == 0)
         if not plans:
             out.steps = root.steps
-            out.error = "no solver applies to any chain found"
+            out.error = "no solver applies to any chain found (see the diagnosis)"
             return out
         node, best = plans[0]
         _finish(ctx, out, node, best)
@@ -113,6 +132,10 @@ def derive_plan(task, plan: Plan, formula=None, source: str = "the task's formul
                 sandbox: Sandbox | None = None) -> Derivation:
     """The derivation of one given plan (a chain and a solver), every step checked; ``error`` says
     where it stops when a step does not apply or fails its check (the LLM format uses this)."""
+    return _guarded(_derive_plan, task, formula, source, plan, seed, sandbox)
+
+
+def _derive_plan(task, formula, source, plan, seed, sandbox) -> Derivation:
     formula = task.formula if formula is None else formula
     out = Derivation(task_id=task.id, source=source)
     try:
@@ -238,9 +261,9 @@ def _root(ctx: _Context) -> _Node:
 
 def state_view(ctx: _Context, states) -> StateView:
     """The structure analysis of the states a chain prefix leaves (one per view size)."""
-    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim"))
+    first = tuple(a for a in ACTIONS.values() if a.FIRST_STEP)
     return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
-                   cheap_solvers=CHEAP, first_steps=first)
+                   cheap_solvers=cheap_solvers(), first_steps=first)
 
 
 # -- checks ---------------------------------------------------------------------------------------------
@@ -307,9 +330,10 @@ def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Pl
             complexity = cost
     order = list(SOLVERS).index(solver.NAME)
     rank, rate = _growth(ctx, complexity)
-    # rates of exponentials are not comparable between models of different sizes: fewer steps first
+    # rates of exponentials are not comparable between models of different sizes: fewer steps first;
+    # a generic fallback (elimination) after any named mapping of the same growth, however long
     return Plan(tuple(node.chain), solver.NAME, options, tuple(labels), complexity, justification,
-                (rank, rate if rank == 0 else 0.0, len(node.chain), rate, order))
+                (rank, rate if rank == 0 else 0.0, int(solver.fallback), len(node.chain), rate, order))
 
 
 def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
@@ -317,10 +341,12 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
     failed: list[Step] = []
     findings: list[str] = []
     queue: list = []
+    explored: list[_Node] = []
     counter = 0
 
     def offer(node: _Node):
         nonlocal counter
+        explored.append(node)
         for solver in SOLVERS.values():
             if solver.applies(node.view) is None:
                 p = _plan(ctx, node, solver)
@@ -336,8 +362,9 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
     offer(root)
     expanded = 0
     while queue and expanded < max_nodes:
-        cheapest = min((p.cost[:2] for _, p in plans), default=(9, math.inf))
-        if cheapest <= GOOD_ENOUGH or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
+        cheapest = min((p.cost[:3] for _, p in plans), default=(9, math.inf, 0))
+        # a linear fallback does not end the search at once: a named mapping may lie a few steps on
+        if cheapest <= GOOD_ENOUGH + (0,) or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
             break
         _, depth, _, node = heapq.heappop(queue)
         if depth >= max_depth:
@@ -354,7 +381,7 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
                 continue
             offer(child)
     plans.sort(key=lambda np_: np_[1].cost)
-    return plans, failed, findings
+    return plans, failed, findings, explored
 
 
 # -- the program and its claims ------------------------------------------------------------------------

@@ -57,10 +57,16 @@ def step_lines(record: list[dict], leaves: bool = False) -> list[str]:
 
 
 def with_chain(feedback: str, record: list[dict]) -> str:
-    """The Verdict's feedback with the derivation the candidate came from appended (unchanged without one)."""
+    """The Verdict's feedback with the derivation the candidate came from appended (unchanged without
+    one), and, when the derivation found nothing polynomial, the structure it measured and why each
+    step and solver did not apply."""
     if not record:
         return feedback
-    return f"{feedback}\nDerivation the program was rendered from: {chain_text(record)}."
+    text = f"{feedback}\nDerivation the program was rendered from: {chain_text(record)}."
+    diagnosis = [line for step in record if step.get("action") == "solve" for line in step.get("diagnosis") or ()]
+    if diagnosis:
+        text += "\nNo polynomial chain was found. " + "\n".join(str(line) for line in diagnosis)
+    return text
 
 
 def _claims(solve: dict) -> str:

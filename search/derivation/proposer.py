@@ -14,6 +14,7 @@ import numpy as np
 
 from evaluators.sandbox import Sandbox
 from search.candidate import Candidate
+from search.database.dedup import normalised_hash
 from search.derivation.engine import derive, derive_plan
 from search.derivation.record import Derivation, Plan
 from search.derivation.solvers import get_solver
@@ -22,6 +23,8 @@ from tasks.base import Task
 PROPOSER = "derivation"
 #: probability that a mutation changes a solver option rather than the chain
 OPTION_MUTATION_P = 0.3
+#: chains derived at most, past the best, to find a program the run does not have yet
+FRESH_TRIES = 3
 
 
 class DerivationProposer:
@@ -51,8 +54,11 @@ class DerivationProposer:
                 self._derivations[key] = derive_plan(task, plan, formula, source, seed=self.seed, sandbox=self.sandbox)
         return self._derivations[key]
 
-    def propose(self, task: Task, parent: Candidate | None = None, rng: np.random.Generator | None = None) -> Candidate:
-        """The best derivation of ``task``, or an alternative to ``parent``'s."""
+    def propose(self, task: Task, parent: Candidate | None = None, rng: np.random.Generator | None = None,
+                known: frozenset = frozenset()) -> Candidate:
+        """The best derivation of ``task``, or an alternative to ``parent``'s. ``known``: normalised
+        hashes of the programs the run already has; without a parent, a chain whose program is among
+        them is passed over for the next one in cost order (at most :data:`FRESH_TRIES` are derived)."""
         rng = self.rng if rng is None else rng
         cid = f"{int(rng.integers(1 << 48)):012x}"
         best = self.derivation(task)
@@ -62,6 +68,12 @@ class DerivationProposer:
         if parent_plan is not None and best.plans:
             plan, operation = self.mutate(best, parent_plan, rng)
             chosen = self.derivation(task, plan)
+        elif known and best.program is not None and normalised_hash(best.program) in known:
+            for k, plan in enumerate(best.plans[1:FRESH_TRIES + 1], 1):
+                other = self.derivation(task, plan)
+                if other.program is not None and normalised_hash(other.program) not in known:
+                    chosen, operation = other, f"initial: chain {k + 1} in cost order (the cheaper ones are known)"
+                    break
         return to_candidate(chosen, cid, task.id, parent, operation)
 
     def mutate(self, best: Derivation, plan: Plan, rng: np.random.Generator) -> tuple[Plan, str]:
@@ -89,7 +101,7 @@ def to_candidate(d: Derivation, cid: str, task_id: str, parent: Candidate | None
                       derivation=d.record())
     if d.program is None:
         failed = Candidate.failed(cid, task_id, f"derivation proposer: {d.error}", **provenance)
-        failed.notes = [f"failed step {s.action}: {s.check.text()}" for s in d.failed]
+        failed.notes = [f"failed step {s.action}: {s.check.text()}" for s in d.failed] + list(d.diagnosis)
         return failed
     return Candidate(
         id=cid, task=task_id, code=d.program, tractable_class=d.tractable_class, complexity_O=d.complexity_O,

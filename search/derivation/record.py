@@ -72,7 +72,7 @@ class Plan:
     labels: tuple[str, ...]
     complexity: str
     justification: str
-    cost: tuple                      # (growth rank, rate, number of steps, solver order)
+    cost: tuple                      # (growth rank, poly rate, fallback, number of steps, rate, solver order)
 
     @property
     def key(self) -> str:
@@ -102,6 +102,8 @@ class Derivation:
     findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None                      # why there is no program at all
+    #: when nothing polynomial was found: the structure measured and why each step and solver did not apply
+    diagnosis: list[str] = field(default_factory=list)
 
     @property
     def chain(self) -> str:
@@ -113,5 +115,6 @@ class Derivation:
         out = [s.to_dict() for s in self.steps]
         if self.plan is not None:
             out.append(_plain({"action": "solve", "summary": self.plan.solver, "params": self.plan.solver_options,
-                               "claims": {"tractable_class": self.tractable_class, "complexity_O": self.complexity_O}}))
+                               "claims": {"tractable_class": self.tractable_class, "complexity_O": self.complexity_O},
+                               **({"diagnosis": list(self.diagnosis)} if self.diagnosis else {})}))
         return out

@@ -10,8 +10,8 @@ every import gathered at the top, and a driver that applies the chain in order::
     return _sol_kaufman(state, {...}) + state["log_shift"]
 
 A task whose quantity is a signed number (a mean energy) gets ``Z_efficient`` returning it; the
-others get ``log_Z`` and ``Z_efficient = exp(log_Z)``. Generated programs import only math, numpy
-and scipy (the sandbox allowlist).
+others get ``log_Z`` and ``Z_efficient = exp(log_Z)``. Generated programs import only math, numpy,
+scipy and networkx (within the sandbox allowlist).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def Z_efficient(params, n):
 
 
 #: the only modules a derivation program imports (inside the sandbox allowlist)
-ALLOWED_ROOTS = ("math", "numpy", "scipy")
+ALLOWED_ROOTS = ("math", "numpy", "scipy", "networkx")
 
 
 def _order_imports(lines: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from search.candidate import Candidate
 from search.llm.config import LLMConfig
 from search.prompt_builder import PromptConfig
 from search.records import ProposalRequest
-from search.registry import Registry
+from tasks.plugins import Registry
 from tasks.base import Task
 
 
@@ -49,7 +49,7 @@ class Proposer(Protocol):
         """One candidate with ``id == request.id``; failures are candidates with ``parse_error``."""
 
 
-_registry = Registry(__name__, "proposer")
+_registry = Registry(__name__, "proposer", required=("Options", "propose"))
 register = _registry.register  # class decorator: available under cls.name
-proposer_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+proposer_class = _registry.lookup  # the class registered under a name (KeyError naming the known ones)
 proposer_names = _registry.names  # every registered name, after importing the package's modules

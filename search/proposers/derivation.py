@@ -2,7 +2,9 @@
 
 Programs rendered from checked chains of transformations derived from the task's formula alone
 (:mod:`search.derivation`); with a parent, the next chain in cost order or a solver option changed.
-Deterministic in (run seed, generation, slot); it reads no prompt.
+Deterministic in (run seed, generation, slot, the programs the run already knows); it reads no
+prompt. It is in the default mix with the structural proposer (equal weights), so a run that says
+nothing about proposers derives the task from its formula.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from tasks.base import Task
 
 @dataclass(frozen=True)
 class DerivationOptions:
-    weight: float = 0.0
+    weight: float = 1.0
 
 
 @register
 class Derivation:
     name = "derivation"
     Options = DerivationOptions
+    uses_known = True
 
     def __init__(self, task: Task, options: DerivationOptions, context: ProposerContext):
         self.task = task
@@ -32,6 +35,6 @@ class Derivation:
 
     def propose(self, request: ProposalRequest) -> Candidate:
         parent = request.parent.candidate if request.parent is not None else None
-        cand = self.inner.propose(self.task, parent=parent, rng=request.rng())
+        cand = self.inner.propose(self.task, parent=parent, rng=request.rng(), known=request.known)
         cand.id = request.id
         return cand

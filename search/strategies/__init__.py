@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from search.records import JudgedProgram, Selection
-from search.registry import Registry
+from tasks.plugins import Registry
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Strategy(Protocol):
         """Continue from ``state()``."""
 
 
-_registry = Registry(__name__, "strategy")
+_registry = Registry(__name__, "strategy", required=("Options", "select", "absorb", "end_generation", "finished", "state", "load"))
 register = _registry.register  # class decorator: available under cls.name
-strategy_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+strategy_class = _registry.lookup  # the class registered under a name (KeyError naming the known ones)
 strategy_names = _registry.names  # every registered name, after importing the package's modules

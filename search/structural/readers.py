@@ -64,7 +64,16 @@ def reader_source(task: Task) -> str:
             return _compiled_source(task.formula)
         except ValueError as exc:
             raise NoReader(f"task {task.id}: its formula cannot be compiled into a reader ({exc})") from None
+    if task.formula is not None:          # a ConstrainedSum or DisorderAverage (tasks/formula_extras.py)
+        raise NoReader(f"task {task.id}: its formula is {_KINDS.get(type(task.formula).__name__, 'not a Formula')}, "
+                       "which the structural templates do not read directly (they take a Z over one set of spins), "
+                       "and it declares no reader_source")
     raise NoReader(f"task {task.id} has no formula (tasks/formula.py) and declares no reader_source")
+
+
+#: what a formula that is not a plain Z is, in the words of the NoReader message
+_KINDS = {"ConstrainedSum": "a constrained sum (a sum restricted by parity conditions, tasks/formula_extras.py)",
+          "DisorderAverage": "a disorder average (tasks/formula_extras.py)"}
 
 
 @lru_cache(maxsize=256)
