@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tasks.base import CLASS_LABELS
+
 
 class SubmissionError(ValueError):
     """The file cannot be read as a candidate; the message is one line for the user."""
@@ -40,21 +42,58 @@ class Submission:
 
     @classmethod
     def from_response(cls, obj: dict) -> "Submission":
-        """From the paper's JSON response object."""
-        if not isinstance(obj, dict):
-            raise SubmissionError("the JSON must be an object with a 'code' key")
-        code = obj.get("code")
-        if not isinstance(code, str) or not code.strip():
-            raise SubmissionError("the JSON has no 'code' string")
-        conf = obj.get("confidence")
-        try:   # a number in [0, 1]; anything else (true, NaN, "high") is no claim at all
-            conf = None if conf is None or isinstance(conf, bool) else float(conf)
-        except (TypeError, ValueError, OverflowError):
-            conf = None
-        if conf is not None and not 0.0 <= conf <= 1.0:
-            conf = None
-        text = lambda k: obj[k] if isinstance(obj.get(k), str) else None  # noqa: E731
-        return cls(code, text("tractable_class"), text("complexity_O"), conf, text("justification"))
+        """From the paper's JSON response object (read by :func:`read_answer`, as a run reads it)."""
+        return read_answer(obj)[0]
+
+
+def read_answer(obj: dict) -> tuple[Submission, list[str]]:
+    """The paper's answer object (``tractable_class``, ``complexity_O``, ``confidence``, ``justification``,
+    ``code``) as a Submission, with notes on what was read other than written. The one reader of the
+    schema: ``evolve verify`` on a file and a run's parser of a model's answer judge the same claims.
+
+    ``code``: a non-empty string (a Markdown fence around it is removed); ``confidence``: a number in
+    [0, 1] or a percentage ("90%"), anything else no claim; ``tractable_class``: a library label written
+    another way ("Transfer-Matrix") is read as the label."""
+    if not isinstance(obj, dict):
+        raise SubmissionError("the JSON must be an object with a 'code' key")
+    code = obj.get("code")
+    if not isinstance(code, str) or not code.strip():
+        raise SubmissionError("the JSON has no 'code' string")
+    notes = []
+    conf = as_confidence(obj.get("confidence"))
+    if obj.get("confidence") is not None and conf is None:
+        notes.append(f"confidence {obj.get('confidence')!r} is not a number in [0, 1]; ignored")
+    text = lambda k: obj[k].strip() if isinstance(obj.get(k), str) and obj[k].strip() else None  # noqa: E731
+    label = normalise_label(text("tractable_class"))
+    if label != text("tractable_class"):
+        notes.append(f"class {text('tractable_class')!r} read as the library label {label!r}")
+    return Submission(strip_code_fence(code), label, text("complexity_O"), conf, text("justification")), notes
+
+
+def normalise_label(value: str | None, labels=CLASS_LABELS) -> str | None:
+    """``"Transfer-Matrix"`` -> ``"transfer_matrix"`` when that is a library label; else unchanged."""
+    if value is None:
+        return None
+    key = re.sub(r"[\s\-]+", "_", value.strip().strip("'\"`").lower())
+    return key if key in labels else value
+
+
+def as_confidence(value) -> float | None:
+    """A confidence in [0, 1] from a number or a percentage string; None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        text = str(value).strip()
+        v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if 0.0 <= v <= 1.0 else None
+
+
+def strip_code_fence(code: str) -> str:
+    """Models sometimes wrap the code string itself in a Markdown fence."""
+    m = re.fullmatch(r"\s*```[A-Za-z0-9_+-]*[^\n]*\n(.*?)\n?```\s*", code, re.S)
+    return m.group(1) if m else code
 
 
 def load_submission(path: str | Path) -> Submission:

@@ -1,7 +1,8 @@
 """The Verdict: everything the evaluators found about one candidate, as a versioned record.
 
 ``to_dict()`` is the JSON printed by ``evolve verify --json`` and stored in run journals.
-Bump ``SCHEMA`` whenever a key changes meaning or disappears (adding keys is compatible).
+Bump ``SCHEMA`` whenever a key changes meaning or disappears (adding keys is compatible: ``failure``
+was added within schema 1, and a record without it reads as None).
 """
 
 from __future__ import annotations
@@ -55,9 +56,11 @@ class Numerical:
 @dataclass
 class Complexity:
     claimed: str | None = None
-    measured: str | None = None
+    measured: str | None = None     # the measured growth in words, with where it came from
     honest: bool | None = None
     evidence: str | None = None     # the sentence the honesty judgement rests on (None when there is none)
+    measured_kind: str | None = None    # the measured growth as data: "poly", "exp_sqrt" or "exp" (None: none)
+    measured_rate: float | None = None  # its degree or rate c (None with a kind: unbounded, e.g. an unstated degree)
 
 
 @dataclass
@@ -85,6 +88,29 @@ class SandboxFindings:
     violations: list[str] = field(default_factory=list)
 
 
+#: the cascade's checks in the order they run; the first failed one is what a rejection is remembered by
+FAILURE_STAGES = ("sandbox", "did not run", "probes", "promotion ladder", "complexity audit", "class consistency",
+                  "physical assertion", "internal evaluator error")
+
+
+@dataclass
+class Failure:
+    """The first check of the cascade that failed (``stage``, one of FAILURE_STAGES), what it failed on
+    (``subject``: a physical assertion's name, else empty) and why, in one line. Set by the verifier where
+    the check fails, so nothing downstream reads the feedback's prose back."""
+
+    stage: str
+    reason: str
+    subject: str = ""
+
+    def text(self) -> str:
+        """``"<stage>[ <subject>]: <reason>"``, the line negative prompting, export and replay show."""
+        return f"{self.stage}{' ' + self.subject if self.subject else ''}: {self.reason}"
+
+    def earlier_than(self, other: "Failure | None") -> bool:
+        return other is None or FAILURE_STAGES.index(self.stage) < FAILURE_STAGES.index(other.stage)
+
+
 @dataclass
 class Verdict:
     task: str
@@ -96,11 +122,18 @@ class Verdict:
     sandbox: SandboxFindings = field(default_factory=SandboxFindings)
     feedback: str = ""
     confidence: float | None = None
+    failure: Failure | None = None   # the first failed check of a rejection (None: accepted, or written before it existed)
     schema: int = SCHEMA
 
     @property
     def accepted(self) -> bool:
         return self.verdict == "accept"
+
+    def fail(self, stage: str, reason: str, subject: str = "") -> None:
+        """Record a failed check; the earliest stage of the cascade is kept."""
+        found = Failure(stage, " ".join(reason.split()), subject)
+        if found.earlier_than(self.failure):
+            self.failure = found
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -129,12 +162,13 @@ class Verdict:
             task=d["task"],
             verdict=d["verdict"],
             numerical=Numerical(**num),
-            complexity=Complexity(**_known(Complexity, d["complexity"])),
+            complexity=_complexity(d["complexity"]),
             class_=ClassCheck(**_known(ClassCheck, d["class"])),
             physics=Physics(**phys),
             sandbox=SandboxFindings(**_known(SandboxFindings, d["sandbox"])),
             feedback=d["feedback"],
             confidence=d.get("confidence"),
+            failure=Failure(**_known(Failure, d["failure"])) if d.get("failure") else None,
         )
 
 
@@ -146,3 +180,14 @@ def _field_names(cls) -> frozenset[str]:
 def _known(cls, d: dict) -> dict:
     names = _field_names(cls)   # cached: a long run's journal decodes ~15 records per Verdict, 100,000s in all
     return {k: v for k, v in d.items() if k in names}
+
+
+def _complexity(d: dict) -> Complexity:
+    c = Complexity(**_known(Complexity, d))
+    if "measured_kind" not in d and c.measured:       # journaled before the growth was typed: upgraded once
+        from evaluators.checks.growth import from_description   # noqa: PLC0415 - the writer's own inverse
+
+        g = from_description(c.measured)
+        if g is not None:
+            c.measured_kind, c.measured_rate = g.kind, (None if g.rate == float("inf") else g.rate)
+    return c

@@ -70,13 +70,16 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
         syntax = [x for x in violations if x.startswith("syntax:")]
         if syntax:  # code that does not parse did not run; it broke no rule of the sandbox
             v.feedback = fb.did_not_run("SyntaxError: " + syntax[0][len("syntax:"):])
+            v.fail("did not run", "SyntaxError: " + syntax[0][len("syntax:"):])
             return v
         if violations:
             v.sandbox.violations = list(violations)
             v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])
+            v.fail("sandbox", "forbidden construct(s) " + ", ".join(violations[:4]))
             return v
         if not sub.defines("Z_efficient"):
             v.feedback = fb.did_not_run("the code does not define a top-level function Z_efficient(params, n)")
+            v.fail("did not run", "the code does not define a top-level function Z_efficient(params, n)")
             return v
 
         with timed(profile, "sandbox_start"):   # nothing to do when it is warm; a crash later restarts it in a stage
@@ -96,11 +99,18 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
             except Exception as exc:  # an evaluator bug must not crash evolve; it must not accept either
                 judged_ok = False
                 v.feedback += f"\nInternal evaluator error while judging (not your fault): {type(exc).__name__}: {exc}"
+                v.fail("internal evaluator error", f"while judging (not your fault): {type(exc).__name__}: {exc}")
             else:
                 judged_ok = outcome.ok
                 if outcome.lines:
                     v.feedback += "\n" + "\n".join(outcome.lines)
+                for failure in outcome.failures:
+                    v.fail(failure.stage, failure.reason, failure.subject)
         v.verdict = "accept" if v.numerical.passed and judged_ok and not v.sandbox.violations else "reject"
+        if v.accepted:
+            v.failure = None
+        elif v.failure is None:          # a rejection always says why (a check added without its failure)
+            v.fail("internal evaluator error", "rejected without a recorded failed check")
         return v
     finally:
         if own:
@@ -119,12 +129,15 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
         report = sandbox.run(sub.code, calls, limits)
         extra["candidate_s"] = sum(r.seconds for r in report.results)
     v.sandbox.violations = list(report.violations)
+    if report.violations:
+        v.fail("sandbox", "forbidden construct(s) " + ", ".join(list(report.violations)[:4]))
     num = v.numerical
     num.probes = len(probes)
 
     if report.error and not report.results:     # nothing returned (a timeout, a crash): every probe failed
         num.failed = len(probes)
         v.feedback = _join(fb.did_not_run(report.error), report.violations)
+        v.fail("did not run", report.error)
         return False
 
     failures: list[fb.ProbeFailure] = []
@@ -160,6 +173,8 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
     num.passed = not failures
     num.largest_n_verified = _largest_clean_prefix(task, num.rungs)
     v.feedback = _join(fb.numerical_summary(len(probes), failures, num.max_rel_err), report.violations)
+    if failures:
+        v.fail("probes", f"{len(failures)}/{len(probes)} probe samples failed ({fb.probe_failure_text(failures[0])})")
     return bool(report.results)
 
 
@@ -185,6 +200,7 @@ def _ladder_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sand
         num.passed = False
         num.failed += 1
         notes.append(out.failure)
+        v.fail("promotion ladder", out.failure)
     else:
         top = out.largest_n_verified
         kinds = sorted({r.draw for r in out.rungs})

@@ -22,6 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from evaluators.submission import as_confidence, read_answer
 from search.diffs import DiffError, apply_diff, has_diff_blocks
 from tasks.base import CLASS_LABELS
 
@@ -130,24 +131,9 @@ def _objects(text: str, decoder: json.JSONDecoder) -> list[dict]:
 
 
 def _from_json(obj: dict, where: str) -> ParsedResponse:
-    notes = []
-    code = _strip_code_fence(obj["code"])
-    conf = _as_confidence(obj.get("confidence"))
-    if obj.get("confidence") is not None and conf is None:
-        notes.append(f"confidence {obj.get('confidence')!r} is not a number in [0, 1]; ignored")
-    text = lambda k: obj[k].strip() if isinstance(obj.get(k), str) and obj[k].strip() else None  # noqa: E731
-    label = normalise_label(text("tractable_class"))
-    if label != text("tractable_class"):
-        notes.append(f"class {text('tractable_class')!r} read as the library label {label!r}")
-    return ParsedResponse(code, label, text("complexity_O"), conf, text("justification"), where, notes)
-
-
-def normalise_label(value: str | None, labels=CLASS_LABELS) -> str | None:
-    """``"Transfer-Matrix"`` -> ``"transfer_matrix"`` when that is a library label; else unchanged."""
-    if value is None:
-        return None
-    key = re.sub(r"[\s\-]+", "_", value.strip().strip("'\"`").lower())
-    return key if key in labels else value
+    sub, notes = read_answer(obj)
+    return ParsedResponse(sub.code, sub.tractable_class, sub.complexity_O, sub.confidence, sub.justification, where,
+                          notes)
 
 
 def _looks_like_json(text: str) -> bool:
@@ -172,22 +158,6 @@ def _json_error(text: str) -> str:
     return "no object found"
 
 
-def _strip_code_fence(code: str) -> str:
-    """Models sometimes wrap the code string itself in a Markdown fence."""
-    m = re.fullmatch(r"\s*```[A-Za-z0-9_+-]*[^\n]*\n(.*?)\n?```\s*", code, re.S)
-    return m.group(1) if m else code
-
-
-def _as_confidence(value) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        v = float(str(value).strip().rstrip("%")) / (100.0 if str(value).strip().endswith("%") else 1.0)
-    except (TypeError, ValueError):
-        return None
-    return v if 0.0 <= v <= 1.0 else None
-
-
 # -- Python block with claims in prose ------------------------------------------------------
 
 def _python_block(text: str) -> str | None:
@@ -205,7 +175,7 @@ def _from_prose(code: str, prose: str, labels, claims: dict) -> ParsedResponse:
     label = label or class_from_prose(prose, labels, notes)
     cplx = claims.get("complexity_O") if isinstance(claims.get("complexity_O"), str) else None
     cplx = cplx or complexity_from_prose(prose)
-    conf = _as_confidence(claims.get("confidence"))
+    conf = as_confidence(claims.get("confidence"))
     conf = conf if conf is not None else confidence_from_prose(prose)
     just = claims.get("justification") if isinstance(claims.get("justification"), str) else None
     just = just or (" ".join(prose.split())[:1000] or None)
@@ -249,7 +219,7 @@ def confidence_from_prose(prose: str) -> float | None:
     m = re.search(r"confidence\W{0,6}(?:of|is|:|=)?\s*([0-9]*\.?[0-9]+)\s*(%?)", prose, re.I)
     if not m:
         return None
-    return _as_confidence(m.group(1) + m.group(2))
+    return as_confidence(m.group(1) + m.group(2))
 
 
 # -- diffs ----------------------------------------------------------------------------------
@@ -274,6 +244,6 @@ def _parse_diff(text: str, parent_code, parent_claims: dict, labels) -> ParsedRe
         notes.append("claims not given as JSON; taken from the prose or inherited from the parent")
     label = claims.get("tractable_class") if claims.get("tractable_class") in labels else None
     return ParsedResponse(code, label, claims.get("complexity_O") if isinstance(claims.get("complexity_O"), str) else None,
-                          _as_confidence(claims.get("confidence")),
+                          as_confidence(claims.get("confidence")),
                           claims.get("justification") if isinstance(claims.get("justification"), str) else None,
                           "diff", notes)

@@ -1,5 +1,6 @@
 """Synthetic judged programs for the database tests: real Verdicts, tiny distinct codes."""
 
+from evaluators.checks.growth import from_description
 from evaluators.verdict import Complexity, Numerical, Rung, Verdict
 from search.database import Program
 
@@ -14,6 +15,9 @@ def verdict(accept=True, n=64, measured=POLY2, passed=True, honest=True, consist
     v = Verdict("P01", "accept" if accept else "reject",
                 Numerical(passed, err, 3, 0 if passed else 1, n, rungs),
                 Complexity(claimed, measured, honest))
+    g = from_description(measured)          # the typed growth the audit records beside its sentence
+    if g is not None:
+        v.complexity.measured_kind, v.complexity.measured_rate = g.kind, None if g.rate == float("inf") else g.rate
     v.class_.claimed, v.class_.consistent, v.physics.passed = "transfer_matrix", consistent, physics
     v.sandbox.violations = list(violations)
     return v

@@ -8,7 +8,7 @@ from database_helpers import EXP1, POLY2, code, program, verdict
 
 from evaluators.checks.growth import Growth
 from search.candidate import Candidate
-from search.database import Program, fitness, named_score, parse_measured, score_of
+from search.database import Program, fitness, measured_growth, named_score, score_of
 from search.database.dedup import normalised_hash
 from search.database.features import FeatureSpace, behaviour_signature
 
@@ -54,12 +54,19 @@ def test_fitness_respects_status_and_numerical_pass_exactly():
     assert 0.0 <= fitness(score_of(None, "x" * 10 ** 6)) and fitness(score_of(verdict(n=10 ** 9), "x=1")) <= 1.0
 
 
-def test_measured_text_parses_back_for_every_growth():
+def test_the_measured_growth_is_typed_and_old_verdicts_are_upgraded_from_their_sentence():
+    """The audit records the growth as data; a Verdict journaled before that (only the sentence) is upgraded
+    when it loads, to the same (kind, rate) for every growth Growth.describe can write."""
+    from evaluators.verdict import Verdict
+
     rng = np.random.default_rng(0)
     for kind in ("poly", "exp_sqrt", "exp"):
         for rate in [0.0, float("inf")] + list(np.round(rng.uniform(0.1, 6.0, 20), 2)):
             g = Growth(kind, float(rate))
-            got_kind, got_rate = parse_measured(g.describe() + " (from timings over n = 8..64)")
+            old = verdict(measured=g.describe() + " (from timings over n = 8..64)").to_dict()
+            for key in ("measured_kind", "measured_rate"):
+                del old["complexity"][key]
+            got_kind, got_rate = measured_growth(Verdict.from_dict(old))
             assert got_kind == kind
             if math.isinf(rate):
                 assert got_rate == 99.0
@@ -67,7 +74,7 @@ def test_measured_text_parses_back_for_every_growth():
                 assert got_rate == pytest.approx(float(f"{rate:.2g}"))
             else:
                 assert got_rate == pytest.approx(round(rate, 1))
-    assert parse_measured(None) == ("unknown", 99.0) and parse_measured("n log n")[0] == "unknown"
+    assert measured_growth(None) == ("unknown", 99.0) and measured_growth(verdict(measured="n log n"))[0] == "unknown"
 
 
 def test_features_and_signature():

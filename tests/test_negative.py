@@ -5,7 +5,7 @@ import msgpack
 import pytest
 
 from evaluators.submission import Submission
-from evaluators.verdict import (ClassCheck, Complexity, Numerical, Physics, PhysicsCheck, Rung, SandboxFindings,
+from evaluators.verdict import (ClassCheck, Complexity, Failure, Numerical, Physics, PhysicsCheck, Rung, SandboxFindings,
                                 Verdict)
 from evaluators.verify import VerifyOptions, verify
 
@@ -73,7 +73,8 @@ def test_policy_decides_when_the_block_is_used(policy, accepted, failures, activ
 FAIL_FEEDBACK = "Verifier ran on 10 (n, params) samples.\n4/10 samples failed.\n- relative error 3.1e-01 >> 1e-06"
 PROBES_FAILED = Verdict(task="P06", numerical=Numerical(probes=10, failed=4, max_rel_err=0.31,
                                                        rungs=[Rung(8, 0.01, 0.31, False), Rung(8, 0.01, 0.0, True)]),
-                        feedback=FAIL_FEEDBACK)
+                        feedback=FAIL_FEEDBACK,
+                        failure=Failure("probes", "4/10 probe samples failed (relative error 3.1e-01 >> 1e-06)"))
 
 
 def test_memory_lists_tried_approaches_and_failed_routes():
@@ -87,7 +88,7 @@ def test_memory_lists_tried_approaches_and_failed_routes():
     block = mem.block(NegativePolicy(enabled=True, start_after_accepted=1, max_items=10))
     assert block.used
     assert block.items[0] == "transfer_matrix / closed form (tried 1 time(s), accepted 1 time(s))"
-    assert ("failed route: no_efficient_known via enumeration: probes: 1/10 probe samples failed "
+    assert ("failed route: no_efficient_known via enumeration: probes: 4/10 probe samples failed "
             "(relative error 3.1e-01 >> 1e-06)") in block.items
     assert "failed route: gauge via no runnable code: the response was empty" in block.items
     assert len(mem.block(NegativePolicy(enabled=True, start_after_accepted=1, max_items=2)).items) == 2
@@ -108,28 +109,47 @@ def rejected(**parts) -> Verdict:
 
 
 @pytest.mark.parametrize("verdict,expected", [
+    # written by the verifier: the typed failure is rendered as it is
+    (rejected(failure=Failure("class consistency", "the code enumerates 2^L row states: a transfer matrix, not a "
+                                                   "Pfaffian")),
+     "class consistency: the code enumerates 2^L row states: a transfer matrix, not a Pfaffian"),
+    (rejected(failure=Failure("physical assertion", "log Z disagrees at beta = 6", "low_temperature")),
+     "physical assertion low_temperature: log Z disagrees at beta = 6"),
+    # journaled before the typed failure existed: named from the typed fields, the prose is never read
     (rejected(class_=ClassCheck("pfaffian", False, ["the code enumerates 2^L row states: a transfer matrix, not a "
                                                     "Pfaffian"])),
      "class consistency: the code enumerates 2^L row states: a transfer matrix, not a Pfaffian"),
     (rejected(complexity=Complexity("O(n^1.5)", "exp(sqrt n)", False),
               feedback=PASSED + "\nComplexity: measured growth exp(sqrt n) is faster than the claimed O(n^1.5)"),
-     "complexity audit: measured growth exp(sqrt n) is faster than the claimed O(n^1.5)"),
+     "complexity audit: claimed O(n^1.5), measured exp(sqrt n)"),
     (rejected(physics=Physics(False, [PhysicsCheck("beta_zero", True, "ok"),
                                       PhysicsCheck("low_temperature", False, "log Z disagrees at beta = 6")])),
      "physical assertion low_temperature: log Z disagrees at beta = 6"),
     (rejected(numerical=Numerical(passed=False, probes=10, failed=1, rungs=[Rung(16, 0.01, 1e-15, True),
                                                                              Rung(64, 0.1, 0.2, False, "ladder")]),
               feedback=PASSED + "\nAt n=64 (beyond the probe sizes) your log_Z is wrong: relative error 2.0e-01"),
-     "promotion ladder: At n=64 (beyond the probe sizes) your log_Z is wrong: relative error 2.0e-01"),
+     "promotion ladder: At n=64 (beyond the probe sizes) the value was wrong"),
     (rejected(sandbox=SandboxFindings(["import:os"]), feedback="Your code did not run. Error: forbidden construct(s)"),
      "sandbox: forbidden construct(s) import:os"),
     (Verdict(task="P04", feedback="Your code did not run. Error: the code does not define Z_efficient(params, n)"),
-     "did not run: the code does not define Z_efficient(params, n)"),
+     "did not run: no value was returned"),
 ])
 def test_the_first_failure_is_the_check_that_failed_never_a_passed_stage(verdict, expected):
     assert first_failure(verdict) == expected
     route = failed_route("pfaffian", "row transfer", first_failure(verdict))
     assert "All samples passed" not in route and route == f"pfaffian via row transfer: {expected}"
+
+
+def test_the_verifier_keeps_the_earliest_failed_stage_and_the_record_round_trips():
+    v = Verdict(task="P04")
+    v.fail("physical assertion", "log Z disagrees", "low_temperature")
+    v.fail("complexity audit", "measured exp(n)  faster\nthan O(n)")
+    v.fail("class consistency", "not a Pfaffian")
+    assert v.failure == Failure("complexity audit", "measured exp(n) faster than O(n)")
+    assert Verdict.from_dict(v.to_dict()).failure == v.failure
+    old = v.to_dict()
+    del old["failure"]                                   # a journal written before the field existed
+    assert Verdict.from_dict(old).failure is None
 
 
 def test_an_accepted_verdict_has_no_failure():

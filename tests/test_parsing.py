@@ -195,3 +195,22 @@ def test_failed_candidate_has_no_submission_and_unknown_schema_is_refused():
         Candidate.from_dict({**f.to_dict(), "schema": 99})
     with pytest.raises(ValueError, match="error_kind"):
         Candidate(id="c3", task="P01", error_kind="bogus")
+
+
+def test_verify_and_a_run_read_one_answer_the_same(tmp_path):
+    """One reader of the answer schema: a percentage confidence, a label written another way and a fenced
+    code string read alike by `evolve verify` on a file and by a run's parser of the same answer."""
+    import json
+
+    from evaluators.submission import load_submission
+    from search.parsing import parse_response
+
+    answer = {"tractable_class": "Transfer-Matrix", "complexity_O": "O(n)", "confidence": "90%",
+              "justification": "rows", "code": "```python\ndef Z_efficient(params, n):\n    return 1.0\n```"}
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps(answer))
+    sub, parsed = load_submission(path), parse_response(json.dumps(answer))
+    assert (sub.tractable_class, sub.confidence, sub.code) == ("transfer_matrix", 0.9,
+                                                               "def Z_efficient(params, n):\n    return 1.0")
+    assert (parsed.tractable_class, parsed.complexity_O, parsed.confidence, parsed.code) == \
+        (sub.tractable_class, sub.complexity_O, sub.confidence, sub.code)

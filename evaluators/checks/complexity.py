@@ -52,7 +52,10 @@ class ComplexityFinding:
     def to_verdict(self) -> Complexity:
         """The Verdict's ``complexity`` section; ``evidence`` is the sentence the judgement rests on."""
         evidence = self.reasons[0] if self.honest is not None and self.reasons else None
-        return Complexity(claimed=self.claimed, measured=self.measured, honest=self.honest, evidence=evidence)
+        g = self.measured_growth
+        return Complexity(claimed=self.claimed, measured=self.measured, honest=self.honest, evidence=evidence,
+                          measured_kind=g.kind if g is not None else None,
+                          measured_rate=None if g is None or g.rate == float("inf") else g.rate)
 
     def feedback(self) -> str:
         """Plain words for the next proposal; empty when the claim was found honest."""

@@ -8,6 +8,7 @@ Three kinds, ordered: polynomial n^d (log factors ignored) < exponential in sqrt
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 KINDS = ("poly", "exp_sqrt", "exp")
@@ -43,6 +44,30 @@ class Growth:
         if self.kind == "exp_sqrt":
             return f"exponential in sqrt(n), about 2^({self.rate:.2g} sqrt n)"
         return f"exponential in n, about 2^({self.rate:.2g} n)"
+
+
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_DESCRIBED = (  # (pattern, kind, rate or None to read group 1): the sentences of Growth.describe, in its order
+    (re.compile(r"^\s*O\(1\)"), "poly", 0.0),
+    (re.compile(r"^\s*polynomial of unstated degree"), "poly", math.inf),
+    (re.compile(r"^\s*polynomial, about n\^" + _NUM), "poly", None),
+    (re.compile(r"^\s*faster than any polynomial"), "exp_sqrt", 0.0),
+    (re.compile(r"^\s*exponential in sqrt\(n\), about 2\^\(" + _NUM + r" sqrt n\)"), "exp_sqrt", None),
+    (re.compile(r"^\s*faster than 2\^\(c sqrt n\)"), "exp_sqrt", math.inf),
+    (re.compile(r"^\s*exponential in n, about 2\^\(" + _NUM + r" n\)"), "exp", None),
+    (re.compile(r"^\s*faster than 2\^\(c n\)"), "exp", math.inf),
+)
+
+
+def from_description(text: str | None) -> Growth | None:
+    """The Growth whose :meth:`Growth.describe` begins ``text``; None when it is not one. Only to upgrade
+    Verdicts journaled before the measured growth was recorded as typed fields (``Complexity.measured_kind``)."""
+    if isinstance(text, str):
+        for pattern, kind, rate in _DESCRIBED:
+            m = pattern.match(text)
+            if m:
+                return Growth(kind, float(m.group(1)) if rate is None else rate)
+    return None
 
 
 def at_least(claim: Growth, measured: Growth, degree_slack: float = 0.75) -> bool:

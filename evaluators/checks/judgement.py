@@ -7,7 +7,7 @@ physical assertions each get a bounded slice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evaluators.checks.claimed_cost import claimed_price
 from evaluators.checks.classes import check_class
@@ -18,7 +18,7 @@ from evaluators.checks.timing_fit import fit_growth
 from evaluators.profile import Profile, timed
 from evaluators.sandbox import Sandbox
 from evaluators.submission import Submission
-from evaluators.verdict import Verdict
+from evaluators.verdict import Failure, Verdict
 from tasks.base import Task
 from tasks.family import family_structure
 
@@ -41,6 +41,7 @@ class JudgeBudget:
 class Judgement:
     lines: list[str]        # feedback, one line per failure found
     ok: bool                # the non-numerical parts allow acceptance
+    failures: list[Failure] = field(default_factory=list)   # the same failures, typed (the Verdict keeps the first)
 
 
 def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int = 0,
@@ -86,14 +87,20 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     v.physics.passed = all(c.passed for c in outcome.checks) if outcome.checks else None
 
     lines: list[str] = []
+    failures: list[Failure] = []
     if finding.claimed_growth is None or finding.honest is False:
         lines.append("Complexity: " + "; ".join(finding.reasons))
+        failures.append(Failure("complexity audit", "; ".join(finding.reasons) or
+                                f"claimed {finding.claimed}, measured {v.complexity.measured}"))
     if cls.consistent is not True:
-        lines.append("Tractable class: " + "; ".join(r for r in cls.reasons if r) or "inconsistent")
+        why = "; ".join(r for r in cls.reasons if r)
+        lines.append("Tractable class: " + (why or "inconsistent"))
+        failures.append(Failure("class consistency", why or f"{cls.claimed} is inconsistent"))
     failed: dict[str, list[str]] = {}          # one line per distinct reason (a raise fails them all alike)
     for c in outcome.checks:
         if not c.passed:
             failed.setdefault(c.detail, []).append(c.name)
+            failures.append(Failure("physical assertion", c.detail, c.name))
     for detail, names in failed.items():
         listed = ", ".join(f"'{name}'" for name in names)
         lines.append(f"Physical assertion{'s' if len(names) > 1 else ''} {listed} failed: {detail}.")
@@ -106,9 +113,10 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     unconfirmed = _no_rung_beyond_probes(task, v, ladder_ran, finding.claimed_growth)
     if unconfirmed:
         lines.append("Complexity: " + unconfirmed)
+        failures.append(Failure("complexity audit", unconfirmed))
     ok = (finding.claimed_growth is not None and finding.honest is not False and cls.consistent is True
           and v.physics.passed is not False and not unconfirmed)
-    return Judgement(lines, ok)
+    return Judgement(lines, ok, failures)
 
 
 def _time_more_sizes(code: str, function: str, task: Task, sandbox: Sandbox, seed: int, budget: JudgeBudget,

@@ -38,7 +38,7 @@ from search.candidate import Candidate
 from search.database import normalised_hash
 from search.derivation.llm_format import propose_from_text
 from search.derivation.proposer import DerivationProposer
-from search.failure_reason import first_failure
+from search.failure_reason import failure_of, first_failure
 from search.parsing import ParseFailure, parse_response
 from tasks.registry import get_task
 
@@ -124,11 +124,11 @@ class ChainReader:
 
 def _rejudge(idx: RunIndex, cand: Candidate, evaluator, verdicts: dict, duplicate_of: str | None,
              log, chains=None) -> RejudgedProposal:
-    before, failure_before = _outcome_before(idx, cand, duplicate_of)
+    before, failure_before, stage_before = _outcome_before(idx, cand, duplicate_of)
     today = reparse(idx, cand, chains)
     verdict = None
     if not today.ok:
-        after, failure_after = "no code", today.parse_error
+        after, failure_after, stage_after = "no code", today.parse_error, None
     else:
         key = (normalised_hash(today.code), today.tractable_class, today.complexity_O)
         if key not in verdicts:
@@ -137,8 +137,13 @@ def _rejudge(idx: RunIndex, cand: Candidate, evaluator, verdicts: dict, duplicat
                 log(f"judged {cand.id}: {verdicts[key]['verdict']}")
         verdict = verdicts[key]
         after = verdict["verdict"]
-        failure_after = first_failure(Verdict.from_dict(verdict))
-    changed = before != "not judged" and (before != after or (before == "reject" and failure_before != failure_after))
+        judged = Verdict.from_dict(verdict)
+        failure_after, stage_after = first_failure(judged), _stage(judged)
+    # a Verdict journaled before its failure was typed is compared by the failed stage alone (its line was
+    # worded from other fields); a typed one by the whole line
+    same_failure = failure_before == failure_after if stage_before is None or stage_before[1] else \
+        stage_before[0] == (stage_after[0] if stage_after else None)
+    changed = before != "not judged" and (before != after or (before == "reject" and not same_failure))
     return RejudgedProposal(cand.id, cand.proposer, cand.model, before, after, changed, failure_before, failure_after,
                             verdict)
 
@@ -173,11 +178,17 @@ def reparse(idx: RunIndex, cand: Candidate, chains=None) -> Candidate:
 
 def _outcome_before(idx: RunIndex, cand: Candidate, duplicate_of: str | None) -> tuple[str, str | None]:
     if not cand.ok:
-        return "no code", cand.parse_error
+        return "no code", cand.parse_error, None
     ev = idx.evaluations.get(cand.id) or (idx.evaluations.get(duplicate_of) if duplicate_of else None)
     if ev is None:
-        return "not judged", None
-    return ev.verdict.verdict, first_failure(ev.verdict)
+        return "not judged", None, None
+    return ev.verdict.verdict, first_failure(ev.verdict), _stage(ev.verdict)
+
+
+def _stage(verdict: Verdict) -> tuple[str, bool] | None:
+    """(the first failed stage, whether the Verdict recorded it itself) of a rejection; None if accepted."""
+    failure = failure_of(verdict)
+    return None if failure is None else (failure.stage, verdict.failure is not None)
 
 
 def write_report(report: ReplayReport, out: Path) -> None:

@@ -61,7 +61,7 @@ from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, P
                                  SystemPromptEvent)
 from evolve.store.run_store import RunStore
 from search.candidate import Candidate
-from search.database import normalised_hash
+from search.database import normalised_hash, score_judged
 from search.llm.client import FATAL_KINDS, api_error_kind
 from search.llm.config import LLMConfig
 from search.negative import NegativeLedger, NegativePolicy
@@ -382,7 +382,7 @@ class Engine:
                                                                    self.settings.lattice))
         self.ledger.island(selection.niche).record(cand.tractable_class, cand.code, ev.accepted, verdict=ev.verdict)
         summary = None
-        if ev.score[0] > 0 and (self.best is None or tuple(ev.score) > self.best[0]):  # failed programs never lead
+        if score_judged(ev.score) and (self.best is None or tuple(ev.score) > self.best[0]):  # failed programs never lead
             self.best = (tuple(ev.score), cand.id)
             self.store.record(PromotionEvent(cand.id, ev.score))
             self.store.write_best(cand, ev.verdict)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from evaluators.verdict import Verdict
 from evolve.report.data import RunData
-from search.database import named_score
+from search.database import named_score, score_judged
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def timeline(run: RunData) -> list[Point]:
         named = named_score(score)
         status = named.status if named is not None else ("accepted" if ev.accepted else "rejected")
         accepted += int(ev.accepted)
-        if score and score[0] > 0 and (best_score is None or score > best_score):
+        if score_judged(score) and (best_score is None or score > best_score):
             best_score, best_id = score, ev.id
         best_named = named_score(best_score) if best_score is not None else None
         points.append(Point(

@@ -14,9 +14,10 @@ from search.database.archive import Archive, Placement
 from search.database.config import DatabaseConfig
 from search.database.dedup import canonical_code, normalised_hash
 from search.database.events import AddResult, MigrationEvent, ResetEvent, Sample
-from search.database.features import FeatureSpace, behaviour_signature, parse_measured
+from search.database.features import FeatureSpace, behaviour_signature, measured_growth
 from search.database.islands import ProgramDatabase
-from search.database.program import SCORE_FIELDS, NamedScore, Program, fitness, named_score, score_of
+from search.database.program import (SCORE_FIELDS, NamedScore, Program, fitness, named_score, score_accepted,
+                                     score_code_length, score_judged, score_of)
 from search.database.selection import (ParentMix, PowerLawRankSelection, SelectionStrategy, SoftmaxSelection,
                                        UniformSelection, WeightedSelection, make_strategy)
 
@@ -24,4 +25,5 @@ __all__ = ["SCORE_FIELDS", "AddResult", "Archive", "DatabaseConfig", "FeatureSpa
            "ParentMix", "Placement",
            "PowerLawRankSelection", "Program", "ProgramDatabase", "ResetEvent", "Sample", "SelectionStrategy",
            "SoftmaxSelection", "UniformSelection", "WeightedSelection", "behaviour_signature", "canonical_code",
-           "fitness", "make_strategy", "named_score", "normalised_hash", "parse_measured", "score_of"]
+           "fitness", "make_strategy", "named_score", "normalised_hash", "measured_growth", "score_accepted",
+           "score_code_length", "score_judged", "score_of"]

@@ -9,7 +9,7 @@ Descriptors of a program, computed once when it is stored:
 - ``class``: the claimed tractable-class label (one of the library's labels, ``unlisted`` or
   ``none``): the mapping the proposer believes it uses, which is what the benchmark asks for.
 - ``complexity``: the kind of the *measured* cost growth (``poly`` / ``exp_sqrt`` / ``exp`` /
-  ``unknown``), parsed from ``Verdict.complexity.measured``: the scaling regime keeps an honest
+  ``unknown``), ``Verdict.complexity.measured_kind``: the scaling regime keeps an honest
   exponential program alive next to polynomial ones, so partial routes are not lost early.
 - ``length``: floor(log2(non-blank lines)), capped at ``length_bins - 1``: short and elaborate
   programs of the same family compete in separate cells, as in AlphaEvolve's default grid.
@@ -28,41 +28,27 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass
 
+from evaluators.checks.growth import KINDS
 from evaluators.verdict import Verdict
 from search.negative import classify_method
 from tasks.base import CLASS_LABELS
 
 FEATURES = ("method", "class", "complexity", "length")
 DEFAULT_FEATURES = FEATURES
-GROWTH_KINDS = ("poly", "exp_sqrt", "exp", "unknown")  # cheapest first
+GROWTH_KINDS = KINDS + ("unknown",)  # cheapest first
 UNBOUNDED_RATE = 99.0  # "polynomial of unstated degree", "faster than 2^(c n) for every c"
 
-_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_MEASURED = (  # (pattern, kind, rate or None to read group 1); first match wins, order matters
-    (re.compile(r"^\s*O\(1\)"), "poly", 0.0),
-    (re.compile(r"^\s*polynomial of unstated degree"), "poly", UNBOUNDED_RATE),
-    (re.compile(r"^\s*polynomial, about n\^" + _NUM), "poly", None),
-    (re.compile(r"^\s*faster than any polynomial"), "exp_sqrt", 0.0),
-    (re.compile(r"^\s*exponential in sqrt\(n\), about 2\^\(" + _NUM + r" sqrt n\)"), "exp_sqrt", None),
-    (re.compile(r"^\s*faster than 2\^\(c sqrt n\)"), "exp_sqrt", UNBOUNDED_RATE),
-    (re.compile(r"^\s*exponential in n, about 2\^\(" + _NUM + r" n\)"), "exp", None),
-    (re.compile(r"^\s*faster than 2\^\(c n\)"), "exp", UNBOUNDED_RATE),
-)
 
 
-def parse_measured(text: str | None) -> tuple[str, float]:
-    """``(kind, rate)`` from ``Verdict.complexity.measured`` (the text of
-    :meth:`evaluators.checks.growth.Growth.describe` plus ``" (from ...)"``).
-    ``("unknown", UNBOUNDED_RATE)`` when nothing was measured or the text is not recognised."""
-    if isinstance(text, str):
-        for pattern, kind, rate in _MEASURED:
-            m = pattern.match(text)
-            if m:
-                return kind, float(m.group(1)) if rate is None else rate
-    return "unknown", UNBOUNDED_RATE
+def measured_growth(verdict: Verdict | None) -> tuple[str, float]:
+    """``(kind, rate)`` of the growth the complexity audit measured (its typed fields);
+    ``("unknown", UNBOUNDED_RATE)`` when nothing was measured, UNBOUNDED_RATE for an unbounded rate."""
+    c = verdict.complexity if verdict is not None else None
+    if c is None or c.measured_kind is None:
+        return "unknown", UNBOUNDED_RATE
+    return c.measured_kind, UNBOUNDED_RATE if c.measured_rate is None else min(UNBOUNDED_RATE, c.measured_rate)
 
 
 def code_lines(code: str | None) -> int:
@@ -78,9 +64,8 @@ def class_label(claimed: str | None) -> str:
 
 def descriptors(code: str | None, tractable_class: str | None, verdict: Verdict | None) -> dict:
     """Raw descriptors of one program (plain values), from which any configured grid is cut."""
-    measured = verdict.complexity.measured if verdict is not None else None
     return {"method": classify_method(code), "class": class_label(tractable_class),
-            "complexity": parse_measured(measured)[0], "lines": code_lines(code)}
+            "complexity": measured_growth(verdict)[0], "lines": code_lines(code)}
 
 
 @dataclass(frozen=True)
@@ -128,5 +113,5 @@ def behaviour_signature(verdict: Verdict | None) -> str:
     ``"failed"`` for a program that has no verdict."""
     if verdict is None:
         return "failed"
-    key = [verdict.verdict, parse_measured(verdict.complexity.measured)[0], rung_outcomes(verdict)]
+    key = [verdict.verdict, measured_growth(verdict)[0], rung_outcomes(verdict)]
     return hashlib.sha256(json.dumps(key, separators=(",", ":")).encode()).hexdigest()[:16]

@@ -35,12 +35,26 @@ from dataclasses import asdict, dataclass, field
 from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.verdict import Verdict
 from search.database.dedup import canonical_code, digest
-from search.database.features import GROWTH_KINDS, UNBOUNDED_RATE, behaviour_signature, descriptors, parse_measured
+from search.database.features import GROWTH_KINDS, UNBOUNDED_RATE, behaviour_signature, descriptors, measured_growth
 from tasks.registry import get_task
 
 SCORE_FIELDS = ("status", "numerical", "log2_n", "growth_kind", "growth_rate", "physics", "class", "honest",
                 "length")
 FAILED_SCORE = (0.0, 0.0, 0.0, -3.0, -UNBOUNDED_RATE, 0.0, 0.0, 0.0, 0.0)
+
+
+def score_judged(score) -> bool:
+    """True when the score is of a judged program (accepted or rejected), not a failed one."""
+    return bool(score) and float(score[SCORE_FIELDS.index("status")]) > 0.0
+
+
+def score_accepted(score) -> bool:
+    return bool(score) and float(score[SCORE_FIELDS.index("status")]) == 2.0
+
+
+def score_code_length(score) -> float:
+    """Characters of canonical code (the score stores its negative, so shorter ranks higher)."""
+    return -float(score[SCORE_FIELDS.index("length")])
 
 
 def _tri(value) -> float:
@@ -76,7 +90,7 @@ def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = 
 
 def _growth(verdict: Verdict) -> tuple[str, float]:
     """(kind, rate) of the score's growth components (see the module docstring)."""
-    kind, rate = parse_measured(verdict.complexity.measured)
+    kind, rate = measured_growth(verdict)
     if verdict.complexity.honest is not True:
         return kind, rate
     claim = _claimed(verdict.complexity.claimed, verdict.task)
@@ -235,11 +249,11 @@ class Program:
 
     @property
     def failed(self) -> bool:
-        return self.score[0] == 0.0
+        return not score_judged(self.score)
 
     @property
     def accepted(self) -> bool:
-        return self.score[0] == 2.0
+        return score_accepted(self.score)
 
     @property
     def fitness(self) -> float:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from search.database.program import Program
+from search.database.program import Program, score_code_length
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -69,7 +69,7 @@ class SoftmaxSelection(SelectionStrategy):
         out = np.zeros(len(programs))
         for k, pc in zip(keys, p_cluster):
             idx = clusters[k]
-            lengths = np.array([-programs[i].score[-1] for i in idx])
+            lengths = np.array([score_code_length(programs[i].score) for i in idx])
             norm = (lengths - lengths.min()) / (lengths.max() + 1e-6)
             out[idx] = pc * _softmax(-norm)
         return out / out.sum()

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from search.database import score_judged
 from search.records import JudgedProgram, Selection
 from search.strategies import StrategyContext, register
 
@@ -43,7 +44,7 @@ class Node:
 
     @property
     def failed(self) -> bool:
-        return not self.score or float(self.score[0]) <= 0.0
+        return not score_judged(self.score)
 
 
 #: the id :meth:`Tree.select` returns for "draft a program from scratch"
