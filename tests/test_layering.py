@@ -48,13 +48,27 @@ def imports(path: Path, top_level_only: bool):
                 yield node, f"{node.module}.{alias.name}"
 
 
+def targets(path: Path):
+    """What the top-level imports of ``path`` execute: ``from pkg import module`` runs pkg's __init__ and the
+    module, so it is an edge to the module (whose own import of pkg is its edge); ``from pkg import name``
+    an edge to pkg's __init__ itself. Package inits are modules like any other here."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in MODULES]
+            yield from submodules
+            if len(submodules) < len(node.names):
+                yield node.module
+
+
 def graph() -> nx.DiGraph:
     g = nx.DiGraph()
     for name, path in MODULES.items():
         g.add_node(name)
-        for _, target in imports(path, top_level_only=True):
+        for target in targets(path):
             dep = resolve(target)
-            if dep is not None and dep != name and not name.startswith(dep + "."):  # a package's own __init__
+            if dep is not None and dep != name:
                 g.add_edge(name, dep)
     return g
 
@@ -66,6 +80,8 @@ def test_imports_point_down_the_layers():
 
 
 def test_there_are_no_import_cycles():
+    """Package inits included: a submodule importing a name from its own package's __init__, which imports
+    the submodule back, is a cycle."""
     cycles = list(nx.simple_cycles(graph()))
     assert not cycles, f"import cycles: {cycles[:5]}"
 
@@ -85,3 +101,33 @@ def test_imports_inside_functions_say_why(layer):
             if "#" not in here and not before.strip().startswith("#"):
                 unexplained.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not unexplained, f"imports inside functions without a reason: {sorted(set(unexplained))}"
+
+
+#: the core: what runs every plugin of a kind and must know none by name
+CORE = ("evolve/engine", "search/derivation")
+#: plugin modules living beside the core, and the reader of old snapshots (whose format named strategies)
+NOT_CORE = {"evolve/engine/legacy.py", "search/derivation/proposer.py", "search/derivation/llm_format.py"}
+#: (file, word): a plugin's name used in another sense
+OTHER_SENSE = {("search/derivation/diagnosis.py", "gauge")}   # a FamilyStructure disorder kind
+
+
+def test_no_plugin_is_named_in_the_core():
+    """The engine and the derivation search read what a plugin can do from its declared flags (calls_models,
+    Population, FIRST_STEP, CHEAP, FALLBACK, step_check), never from its name."""
+    import search.derivation.actions as actions
+    import search.derivation.solvers as solvers
+    import search.proposers as proposers
+    import search.strategies as strategies
+
+    names = {n for module in (proposers, strategies, actions, solvers) for n in module._registry.names()}
+    assert {"llm", "islands", "gauge", "enumeration", "tensor_contraction"} <= names
+    named = []
+    for where in CORE:
+        for path in sorted((ROOT / where).glob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in NOT_CORE:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and node.value in names and (rel, node.value) not in OTHER_SENSE:
+                    named.append(f"{rel}:{node.lineno} {node.value!r}")
+    assert not named, f"plugins named in the core: {named}"

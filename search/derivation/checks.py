@@ -30,7 +30,7 @@ from evaluators.oracles.brute import brute_log_z
 from evaluators.oracles.naive import all_spins
 from evaluators.sandbox import Call, Limits
 from search.derivation import render
-from search.derivation.solvers import get_solver
+from search.derivation.solvers import step_checker
 from search.derivation.view import to_ising
 
 #: check instances have at most this many spins (brute force on every state)
@@ -105,7 +105,7 @@ def in_sandbox(sandbox, task_id: str, reader_source: str, actions, instances: li
     statistic = states[0]["statistic"]
     pairwise = all(i.shape[1] <= 2 for s in states for i, _ in s["terms"])
     big = max(s["n"] for s in states) > ENUMERATE_MAX_N
-    solver = get_solver("tensor_contraction" if pairwise and big and statistic == "log_z" else "enumeration")
+    solver = step_checker(pairwise and big and statistic == "log_z")
     options = {k: v[0] for k, v in solver.OPTION_SPACE.items()}
     code = render.program(f'"""Step check of a derivation for task {task_id}."""', reader_source, actions, solver,
                           options, signed=signed or statistic == "mean_energy")

@@ -67,21 +67,6 @@ class StateView:
     def reason(self, name: str) -> str | None:
         return self.accepts.get(name, f"{name} was not tried on these states")
 
-    @property
-    def uniform_torus(self) -> bool:
-        return self.accepts.get("kaufman", "") is None
-
-    @property
-    def uniform_torus_reason(self) -> str | None:
-        return self.accepts.get("kaufman")
-
-    @property
-    def nishimori_reason(self) -> str | None:
-        return self.reason("nishimori")
-
-    @property
-    def dual_reason(self) -> str | None:
-        return self.reason("dual_rbim")
 
 
 def to_ising(model: dict) -> IsingModel:

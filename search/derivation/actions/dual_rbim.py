@@ -170,7 +170,7 @@ ENTRY = _act_dual_rbim
 def admits(view) -> str | None:
     if view.kind != "constrained":
         return "not a parity-constrained sum"
-    return view.dual_reason
+    return view.reason(NAME)
 
 
 def explain(view, options) -> dict:

@@ -92,7 +92,7 @@ ENTRY = _act_nishimori
 def admits(view) -> str | None:
     if view.kind != "disorder":
         return "not a disorder average"
-    return view.nishimori_reason
+    return view.reason(NAME)
 
 
 def explain(view, options) -> dict:

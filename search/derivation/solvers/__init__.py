@@ -14,7 +14,7 @@ from tasks.plugins import Registry
 
 _registry = Registry(__name__, "derivation solver", key="NAME", order="ORDER",
                      required=("SUMMARY", "OPTION_SPACE", "ORDER", "ENTRY", "entry", "energy", "cheap", "fallback",
-                               "source", "applies", "claims", "tune"))
+                               "step_check", "source", "applies", "claims", "tune"))
 register = _registry.register
 #: name -> solver, in the order a search tries them
 SOLVERS = _registry
@@ -23,6 +23,16 @@ SOLVERS = _registry
 def cheap_solvers() -> tuple:
     """The solvers whose code the view tries on every state (declared ``cheap``)."""
     return tuple(s for s in SOLVERS.values() if s.cheap)
+
+
+def step_checker(pairwise_and_large: bool):
+    """The solver that finishes a derivation step's check exactly: the one declaring ``step_check =
+    "pairwise"`` for a pair model too large to enumerate, else the one declaring "any"."""
+    wanted = "pairwise" if pairwise_and_large else "any"
+    found = [s for s in SOLVERS.values() if s.step_check == wanted]
+    if not found:
+        raise LookupError(f"no derivation solver declares step_check = {wanted!r}")
+    return found[0]
 
 
 def get_solver(name: str):

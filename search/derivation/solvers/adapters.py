@@ -6,16 +6,17 @@ Both expose ``NAME``, ``SUMMARY``, ``OPTION_SPACE``, ``ORDER`` (where a search t
 (its program text), ``ENTRY`` and ``entry`` (its runtime function ``(model, options) -> log Z without the
 shift`` and its name), ``energy`` (the function for a mean energy, or None), ``applies(view)``,
 ``claims(view, options) -> (class labels, complexity, justification, cost rank)``, ``tune(states)``, and
-two declared capabilities: ``cheap`` (its ENTRY is tried on every view state, so "applies" means the
-code that will run accepts every instance) and ``fallback`` (a generic method that a named mapping of
-the same growth outranks, engine._plan).
+three declared capabilities: ``cheap`` (its ENTRY is tried on every view state, so "applies" means the
+code that will run accepts every instance), ``fallback`` (a generic method that a named mapping of
+the same growth outranks, engine._plan) and ``step_check`` (the models it is the exact finisher of a
+derivation step's check for: "any" small model, or "pairwise" models of any size; None: neither).
 """
 
 from __future__ import annotations
 
 from search.structural.templates import render
 
-#: what a solver module declares (module-level names); ENERGY, FALLBACK and CONSTANTS are optional
+#: what a solver module declares (module-level names); ENERGY, FALLBACK, STEP_CHECK and CONSTANTS are optional
 MODULE_SOLVER_PROTOCOL = ("NAME", "SUMMARY", "OPTION_SPACE", "IMPORTS", "FUNCTIONS", "ENTRY", "ORDER", "CHEAP",
                           "applies", "claims")
 
@@ -32,6 +33,7 @@ class ModuleSolver:
         self.ORDER = module.ORDER
         self.cheap = bool(module.CHEAP)
         self.fallback = bool(getattr(module, "FALLBACK", False))
+        self.step_check = getattr(module, "STEP_CHECK", None)
         self.ENTRY = module.ENTRY
         self.entry = module.ENTRY.__name__
         self.energy_fn = getattr(module, "ENERGY", None)
@@ -58,12 +60,13 @@ class ModuleSolver:
 class AdaptedTemplate:
     """A structural template with its adapter (search/derivation/solvers/templates.py)."""
 
-    def __init__(self, wrapped, order: int, adapter_imports: str):
+    def __init__(self, wrapped, order: int, adapter_imports: str, step_check: str | None = None):
         self.wrapped = wrapped
         self.NAME, self.SUMMARY, self.OPTION_SPACE = wrapped.NAME, wrapped.SUMMARY, wrapped.OPTION_SPACE
         self.ORDER = order
         self.cheap = False
         self.fallback = False
+        self.step_check = step_check
         self.ENTRY = wrapped.ENTRY
         self.entry = wrapped.ENTRY.__name__
         self.energy = None

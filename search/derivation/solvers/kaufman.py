@@ -127,8 +127,8 @@ ENTRY = _sol_kaufman
 def applies(view) -> str | None:
     if view.kind != "model":
         return "there is no spin model yet"
-    if not view.uniform_torus:
-        return view.uniform_torus_reason or "not a homogeneous ferromagnetic nearest-neighbour torus"
+    if view.accepts.get(NAME, "") is not None:      # the view's trial of this solver's code on every state
+        return view.accepts.get(NAME) or "not a homogeneous ferromagnetic nearest-neighbour torus"
     return None
 
 

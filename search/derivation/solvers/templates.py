@@ -92,6 +92,8 @@ class TemplateSolver:
         return {"order": min(widths, key=lambda k: (widths[k], list(widths).index(k)))}
 
 
-for _order, _solver in ((40, TemplateSolver(chain)), (50, TemplateSolver(planar_pfaffian, planar=True)),
-                       (60, TemplateSolver(row_transfer)), (70, TemplateSolver(tensor_contraction))):
-    register(AdaptedTemplate(_solver, _order, ADAPTER_IMPORTS))
+for _order, _solver, _check in ((40, TemplateSolver(chain), None),
+                               (50, TemplateSolver(planar_pfaffian, planar=True), None),
+                               (60, TemplateSolver(row_transfer), None),
+                               (70, TemplateSolver(tensor_contraction), "pairwise")):   # exact on any pair model
+    register(AdaptedTemplate(_solver, _order, ADAPTER_IMPORTS, step_check=_check))
