@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tasks.base import CLASS_LABELS
-
 
 class SubmissionError(ValueError):
     """The file cannot be read as a candidate; the message is one line for the user."""
@@ -70,10 +68,14 @@ def read_answer(obj: dict) -> tuple[Submission, list[str]]:
     return Submission(strip_code_fence(code), label, text("complexity_O"), conf, text("justification")), notes
 
 
-def normalise_label(value: str | None, labels=CLASS_LABELS) -> str | None:
-    """``"Transfer-Matrix"`` -> ``"transfer_matrix"`` when that is a library label; else unchanged."""
+def normalise_label(value: str | None, labels: tuple[str, ...] | None = None) -> str | None:
+    """``"Transfer-Matrix"`` -> ``"transfer_matrix"`` when that is a library label (``labels``, default the
+    library's CLASS_LABELS); else unchanged."""
     if value is None:
         return None
+    if labels is None:
+        from tasks.base import CLASS_LABELS  # noqa: PLC0415 - tasks.base loads numpy and networkx; `evolve --help` imports this module
+        labels = CLASS_LABELS
     key = re.sub(r"[\s\-]+", "_", value.strip().strip("'\"`").lower())
     return key if key in labels else value
 

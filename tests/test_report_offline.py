@@ -20,7 +20,7 @@ from evolve.cli import main
 from evolve.commands import bench as cmd_bench
 from evolve.commands.common import UsageError
 from evolve.config import config_from_dict
-from evolve.report.data import load_run
+from evolve.store.run_view import read_run
 from evolve.report.lineage_tree import lineage_tree
 from evolve.store.events import EvaluationEvent, ProposalEvent
 from evolve.store.journal import read_journal
@@ -154,11 +154,11 @@ def synthetic(tmp_path_factory):
 
 
 def test_a_large_run_inlines_the_best_programs_and_their_nearest_ancestors_only(synthetic):
-    run = load_run(synthetic)
+    run = read_run(synthetic)
     tree = lineage_tree(run, top=5, max_nodes=10)
     ids = [n.id for n in tree.nodes]
     assert len(ids) == len(set(ids)) == 10 and tree.cut > 0
-    judged = sorted((r for r in run.proposals if r.evaluation is not None),
+    judged = sorted((r for r in run.proposed if r.evaluation is not None),
                     key=lambda r: (tuple(-x for x in r.evaluation.score), r.proposal_index))
     top = [r.id for r in judged[:5]]
     assert [n.id for n in sorted(tree.nodes, key=lambda n: n.rank or 99)[:5]] == top
@@ -219,7 +219,7 @@ def test_hostile_text_is_shown_as_text_and_a_derivation_as_its_checked_steps(tmp
         store.record(ProposalEvent(cand, 0, 0, 0, {"derivation": DERIVATION}, (HOSTILE["negative"],)))
         v = verdict(accept=False, n=14, passed=False)
         store.record(EvaluationEvent(Evaluation(cand.id, v, score_of(v, src), 1.0, "test:1")))
-        run = load_run(store.path)
+        run = read_run(store.path)
         assert [s["action"] for s in run.programs["g0000s00"].derivation] == ["gauge", "summing_out", "solve"]
         assert main(["report", str(store.path)]) == 0
     page = (store.path / "report.html").read_text()

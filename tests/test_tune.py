@@ -70,6 +70,12 @@ def test_objectives_from_journal_records():
     def ev(pid, verdict, score):
         return encode(EvaluationEvent(Evaluation(pid, Verdict(task="P01", verdict=verdict), tuple(score))))
 
+    def objective_value(records, objective, budget):       # the evaluations as a run's read model lists them
+        from evolve.store.events import decode
+        from evolve.tuning.objective import objective_value as value
+
+        return value([e.evaluation for e in map(decode, records) if isinstance(e, EvaluationEvent)], objective, budget)
+
     low = [1.0, 0.0, 1.0, -3.0, -99.0, 0.5, 0.5, 0.5, -300.0]
     high = [2.0, 1.0, 4.0, 0.0, -1.0, 1.0, 1.0, 1.0, -200.0]
     # journal order is arrival order; the objective orders by program id

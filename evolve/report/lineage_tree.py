@@ -13,9 +13,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from evolve.report.data import RunData
+from evolve.store.run_view import RunView
 from evolve.report.figures.verdicts import outcome
-from evolve.store.lineage import score_key
+from evolve.store.run_view import score_key
 from search.database import named_score
 
 TOP = 12
@@ -47,17 +47,17 @@ def panel_id(program_id: str) -> str:
     return "prog-x" + hashlib.sha256(program_id.encode()).hexdigest()[:16]
 
 
-def ranked_ids(run: RunData) -> list[str]:
+def ranked_ids(run: RunView) -> list[str]:
     """Judged program ids, best first (score, then earlier evaluation)."""
     order = {}
     for j in run.judged:
         order.setdefault(j.evaluation.id, j.index)
-    judged = [r for r in run.proposals if r.evaluation is not None]
+    judged = [r for r in run.proposed if r.evaluation is not None]
     return [r.id for r in sorted(judged, key=lambda r: (tuple(-x for x in score_key(r.evaluation.score)),
                                                          order.get(r.id, 0)))]
 
 
-def lineage_tree(run: RunData, top: int = TOP, max_nodes: int = MAX_NODES) -> LineageTree:
+def lineage_tree(run: RunView, top: int = TOP, max_nodes: int = MAX_NODES) -> LineageTree:
     best = ranked_ids(run)[:top]
     rank = {pid: i + 1 for i, pid in enumerate(best)}
     keep: list[str] = list(best)
@@ -90,7 +90,7 @@ def lineage_tree(run: RunData, top: int = TOP, max_nodes: int = MAX_NODES) -> Li
     return LineageTree(nodes, cut)
 
 
-def _ancestors(run: RunData, ids: list[str]) -> set[str]:
+def _ancestors(run: RunView, ids: list[str]) -> set[str]:
     out: set[str] = set()
     for pid in ids:
         cur = run.programs[pid].parent

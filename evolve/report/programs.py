@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from evaluators.verdict import Verdict
-from evolve.report.data import ProgramRecord, RunData
+from evolve.store.run_view import ProgramRecord, RunView
 from evolve.report.figures.verdicts import outcome
 from evolve.report.lineage_tree import panel_id
 from evolve.report.timeline import rejection_reasons
@@ -40,7 +40,7 @@ def _table(rows: list[tuple[str, str]], cls: str = "kv") -> str:
     return f"<table class='{cls}'>" + "".join(f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
 
 
-def _link(run: RunData, pid: str, shown: set[str]) -> str:
+def _link(run: RunView, pid: str, shown: set[str]) -> str:
     if pid in shown:
         return f"<a href='#{panel_id(pid)}' onclick=\"openProgram('{panel_id(pid)}')\">{escape(pid)}</a>"
     return escape(pid) + ("" if pid in run.programs else " (not in this run)")
@@ -120,7 +120,7 @@ def _diff(text: str) -> str:
         else ln for ln in lines) + "</pre>"
 
 
-def program_panel(run: RunData, rec: ProgramRecord, rank: int | None, shown: set[str]) -> str:
+def program_panel(run: RunView, rec: ProgramRecord, rank: int | None, shown: set[str]) -> str:
     """The collapsible panel of one program (``shown``: the ids that have panels, for links)."""
     c, ev = rec.candidate, rec.evaluation
     named = named_score(ev.score) if ev is not None else None

@@ -12,7 +12,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from evolve.report.data import RunData, load_run
+from evolve.store.run_view import RunView, read_run
 from evolve.report.figures.archive import archive_figures
 from evolve.report.figures.lineage import lineage_figure
 from evolve.report.figures.models import model_usage, models_figure
@@ -42,9 +42,9 @@ def _grid(head: list[str], rows: list[list], cls: str = "grid num") -> str:
             + "".join("<tr>" + "".join(f"<td>{cell(x)}</td>" for x in r) + "</tr>" for r in rows) + "</table>")
 
 
-def summary_figures(run: RunData, points: list[Point]) -> dict:
+def summary_figures(run: RunView, points: list[Point]) -> dict:
     """The run's key counts (the same numbers the summary section shows)."""
-    outcomes = Counter(outcome(r) for r in run.proposals)
+    outcomes = Counter(outcome(r) for r in run.proposed)
     best = points[-1].best_id if points else None
     score = next(j.evaluation.score for j in reversed(run.judged) if j.evaluation.id == best) if best else None
     named = named_score(score) if score is not None else None
@@ -52,19 +52,19 @@ def summary_figures(run: RunData, points: list[Point]) -> dict:
             "evaluations": len(run.judged), "accepted": sum(j.evaluation.accepted for j in run.judged),
             "outcomes": dict(outcomes), "best_id": best, "best_score": list(score) if score is not None else None,
             "best_score_named": named.to_dict() if named is not None else None,
-            "tokens_in": sum(r.candidate.tokens_in for r in run.proposals),
-            "tokens_out": sum(r.candidate.tokens_out for r in run.proposals),
-            "cost_usd": sum(r.candidate.cost_usd for r in run.proposals), "wall_s": run.wall_s,
+            "tokens_in": sum(r.candidate.tokens_in for r in run.proposed),
+            "tokens_out": sum(r.candidate.tokens_out for r in run.proposed),
+            "cost_usd": sum(r.candidate.cost_usd for r in run.proposed), "wall_s": run.wall_s,
             "promotions": len(run.promotions), "finish": run.finish, "failure": _failure(run)}
 
 
-def _failure(run: RunData) -> dict | None:
+def _failure(run: RunView) -> dict | None:
     """Why the run failed (evolve.store.failures.run_failure), as `evolve show --json` has it."""
-    failure = run_failure(run.status, [r.candidate for r in run.proposals])
+    failure = run_failure(run.status, [r.candidate for r in run.proposed])
     return None if failure is None else failure.to_dict()
 
 
-def _summary(run: RunData, fig: dict) -> str:
+def _summary(run: RunView, fig: dict) -> str:
     o = fig["outcomes"]
     state = str(run.status.get("state") or "unknown") + (f" ({run.finish})" if run.finish else "")
     searching = (run.status.get("counts") or {}).get("elapsed_s")    # across resumes, without the pauses
@@ -107,7 +107,7 @@ def _progress(points: list[Point]) -> str:
                       "before it.") + plot_div(n_fig, "largest-n-plot")
 
 
-def _verdicts(run: RunData, points: list[Point]) -> str:
+def _verdicts(run: RunView, points: list[Point]) -> str:
     fig = outcomes_figure(run)
     if fig is None:
         return note("No proposals yet.")
@@ -122,7 +122,7 @@ def _verdicts(run: RunData, points: list[Point]) -> str:
                     [[r, c, f"{100.0 * c / rejected:.0f}"] for r, c in counts]))
 
 
-def _archive(run: RunData) -> str:
+def _archive(run: RunView) -> str:
     grids = archive_figures(run.strategy_state())
     if not grids:
         return note("No snapshot of the islands yet.")
@@ -134,7 +134,7 @@ def _archive(run: RunData) -> str:
     return out
 
 
-def _tree(run: RunData) -> str:
+def _tree(run: RunView) -> str:
     summary = tree_summary(run.strategy_state())
     fig = tree_figure(summary)
     if fig is None:
@@ -149,7 +149,7 @@ def _tree(run: RunData) -> str:
         ["node", "parent", "depth", "visits", "rank", "PUCT value", "score"], rows)
 
 
-def _lineage(run: RunData) -> tuple[str, list[str]]:
+def _lineage(run: RunView) -> tuple[str, list[str]]:
     tree = lineage_tree(run)
     fig = lineage_figure(tree)
     if fig is None:
@@ -166,7 +166,7 @@ def _lineage(run: RunData) -> tuple[str, list[str]]:
     return head + plot_div(fig, "lineage-plot", on_click_program=True) + panels, order
 
 
-def _models(run: RunData) -> str:
+def _models(run: RunView) -> str:
     usage = model_usage(run)
     rows = []
     for u in usage:
@@ -180,7 +180,7 @@ def _models(run: RunData) -> str:
     return table + (plot_div(fig, "models-plot") if fig is not None else "")
 
 
-def _negative(run: RunData) -> str:
+def _negative(run: RunView) -> str:
     fig = negative_figure(run)
     if fig is None:
         return note("No proposal had negative-prompting items in force (prompts.negative is off, its policy never "
@@ -192,7 +192,7 @@ def _negative(run: RunData) -> str:
 
 def build_run_report(run_dir: str | Path) -> tuple[str, dict]:
     """(the page, its key figures) for the run in ``run_dir``."""
-    run = load_run(run_dir)
+    run = read_run(run_dir)
     points = timeline(run)
     figures = summary_figures(run, points)
     lineage, inlined = _lineage(run)

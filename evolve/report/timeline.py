@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluators.verdict import Verdict
-from evolve.report.data import RunData
-from search.database import named_score, score_judged
+from evolve.store.run_view import RunView
+from search.database import named_score
 
 
 @dataclass(frozen=True)
@@ -65,19 +65,23 @@ def rejection_reasons(verdict: Verdict) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out)) or ("rejected, no failed check recorded",)
 
 
-def timeline(run: RunData) -> list[Point]:
-    """One point per evaluation event, in journal order."""
+def timeline(run: RunView) -> list[Point]:
+    """One point per evaluation event, in journal order. The best program at each point is the engine's
+    own, as it journaled each promotion (a journal without promotions, from hand or a tool, has no best)."""
     points = []
     best_score, best_id = None, None
     accepted = 0
+    promotions = iter(run.promotions)
+    upcoming = next(promotions, None)
     for j in run.judged:
         ev = j.evaluation
         score = tuple(ev.score)
         named = named_score(score)
         status = named.status if named is not None else ("accepted" if ev.accepted else "rejected")
         accepted += int(ev.accepted)
-        if score_judged(score) and (best_score is None or score > best_score):
-            best_score, best_id = score, ev.id
+        while upcoming is not None and upcoming[0] <= j.index:
+            _, best_id, best_score = upcoming
+            upcoming = next(promotions, None)
         best_named = named_score(best_score) if best_score is not None else None
         points.append(Point(
             index=j.index, seconds=j.seconds, id=ev.id, status=status, fitness=_fitness(score),

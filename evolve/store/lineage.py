@@ -13,27 +13,19 @@ record: action, parameters, check) and the chain on one line (``chain``).
 from __future__ import annotations
 
 import difflib
-import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
-                                 decode)
+from evolve.store.events import FinishEvent, PromotionEvent, SnapshotEvent
 from evolve.store.failures import run_failure
-from evolve.store.integrity import journal_loss, witnesses
-from evolve.store.journal import read_journal
 from evolve.store.model_stats import model_stats
-from evolve.store.run_store import check_run_dir, read_status
+from evolve.store.run_view import LineageError, RunView, read_run, score_key  # noqa: F401 - re-exported
 from search.candidate import Candidate
 from search.database import NamedScore, named_score
 from search.database.events import MigrationEvent, ResetEvent
 from search.derivation.feedback import chain_line
 from search.records import Evaluation
-
-
-class LineageError(Exception):
-    """A question about a run that has no answer (unknown program, nothing evaluated yet)."""
 
 
 @dataclass
@@ -87,72 +79,8 @@ class Ancestor(ProgramInfo):
     code: str | None = None
 
 
-def score_key(score) -> tuple:
-    """Lexicographic sort key of a score list; missing or NaN entries rank lowest."""
-    if not isinstance(score, (list, tuple)):
-        return (-math.inf,)
-    out = []
-    for x in score:
-        try:
-            x = float(x)
-        except (TypeError, ValueError):
-            x = -math.inf
-        out.append(-math.inf if math.isnan(x) else x)
-    return tuple(out)
-
-
-class RunIndex:
-    """The journal of one run, decoded into typed events and indexed by program id. A journal damaged
-    in the middle is read for what is intact (``damage``: a sentence on what was skipped, else '')."""
-
-    def __init__(self, run_dir: str | Path):
-        self.path = check_run_dir(run_dir)
-        seen = witnesses(self.path / "journal.msgpack")      # before the journal: a live run keeps writing
-        contents = read_journal(self.path / "journal.msgpack", salvage=True)
-        self.damage = contents.damage_note(self.path / "journal.msgpack")
-        self.header, self.records, self.torn = contents.header, contents.records, contents.torn
-        self.loss = journal_loss(self.path / "journal.msgpack", contents, seen)
-        self.run_id = self.header.get("run_id", self.path.name)
-        self.events = [(rec.get("seq", 0), decode(rec)) for rec in self.records]
-        self.proposals: dict[str, Candidate] = {}
-        self.evaluations: dict[str, Evaluation] = {}
-        self.eval_seq: dict[str, int] = {}
-        for seq, event in self.events:
-            if isinstance(event, ProposalEvent):
-                self.proposals.setdefault(event.candidate.id, event.candidate)
-            elif isinstance(event, EvaluationEvent):
-                pid = event.evaluation.id
-                self.evaluations[pid] = event.evaluation  # a re-evaluation replaces the earlier one
-                self.eval_seq.setdefault(pid, seq)
-
-    def of_kind(self, cls) -> list:
-        return [e for _, e in self.events if isinstance(e, cls)]
-
-    def ranked(self) -> list[str]:
-        """Evaluated program ids, best first."""
-        return sorted(self.evaluations, key=lambda p: (tuple(-x for x in score_key(self.evaluations[p].score)),
-                                                       self.eval_seq[p]))
-
-    def best_id(self) -> str | None:
-        ranked = self.ranked()
-        return ranked[0] if ranked else None
-
-    def resolve(self, program_id: str) -> str:
-        """An exact id, or a unique prefix of one; ``LineageError`` otherwise."""
-        known = set(self.proposals) | set(self.evaluations)
-        if program_id in known:
-            return program_id
-        matches = sorted(k for k in known if k.startswith(program_id))
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise LineageError(f"program id {program_id!r} is ambiguous in run {self.run_id}: "
-                               f"{', '.join(matches[:8])}{' ...' if len(matches) > 8 else ''}")
-        raise LineageError(f"program {program_id!r} is not in run {self.run_id}; "
-                           f"`evolve show {self.path}` lists the best programs' ids")
-
-    def info(self, pid: str, cls=ProgramInfo, **extra) -> ProgramInfo:
-        return cls.of(pid, self.proposals.get(pid), self.evaluations.get(pid), **extra)
+#: the name this module's readers know the run's read model by
+RunIndex = RunView
 
 
 def code_diff(old: str | None, new: str | None, old_name: str, new_name: str) -> str:
@@ -164,9 +92,7 @@ def code_diff(old: str | None, new: str | None, old_name: str, new_name: str) ->
     return "\n".join(lines)
 
 
-def index(run: str | Path | RunIndex) -> RunIndex:
-    """``run`` itself when it is already read, else its RunIndex."""
-    return run if isinstance(run, RunIndex) else RunIndex(run)
+index = read_run
 
 
 def ancestry(run_dir: str | Path | RunIndex, program_id: str | None = None) -> list[Ancestor]:
@@ -198,14 +124,15 @@ def ancestry(run_dir: str | Path | RunIndex, program_id: str | None = None) -> l
             diff, in_run = "", parent_in_run
         else:
             diff, in_run = code_diff(idx.proposals[chain[i - 1]].code, code, chain[i - 1], p), True
-        out.append(idx.info(p, Ancestor, diff_from_parent=diff, parent_in_run=in_run, code=code))
+        out.append(Ancestor.of(p, idx.proposals.get(p), idx.evaluations.get(p), diff_from_parent=diff,
+                               parent_in_run=in_run, code=code))
     return out
 
 
 def top_programs(run_dir: str | Path | RunIndex, k: int = 5) -> list[ProgramInfo]:
     """The ``k`` best evaluated programs, best first."""
     idx = index(run_dir)
-    return [idx.info(p) for p in idx.ranked()[:max(0, k)]]
+    return [ProgramInfo.of(p, idx.proposals.get(p), idx.evaluations.get(p)) for p in idx.ranked()[:max(0, k)]]
 
 
 def run_summary(run_dir: str | Path | RunIndex) -> dict:
@@ -218,7 +145,7 @@ def run_summary(run_dir: str | Path | RunIndex) -> dict:
     wall = (max(times) - min(times)) if times else 0.0
     best = idx.best_id()
     finish = idx.of_kind(FinishEvent)
-    status = read_status(idx.path) or {}
+    status = idx.status
     failure = run_failure(status, cands)
     return {
         "run_id": idx.run_id, "task": idx.header.get("task"), "created": idx.header.get("created"),

@@ -1,4 +1,5 @@
-"""The tuning objective of one run, read from its journal.
+"""The tuning objective of one run, from its evaluations as the run's read model has them
+(:func:`evolve.store.run_view.read_run`).
 
 ``evaluations_to_first_accept`` (minimised): the position of the first accepted program among the
 run's evaluations ordered by program id (generation, then slot, so arrival order within a
@@ -8,15 +9,15 @@ generation does not matter); a run without one scores ``budgets.evaluations + 1`
 
 from __future__ import annotations
 
-from evolve.store.events import EvaluationEvent, decode
 from search.database import fitness
+from search.records import Evaluation
 
 DIRECTIONS = {"evaluations_to_first_accept": "minimize", "best_score": "maximize"}
 
 
-def objective_value(records: list[dict], objective: str, evaluation_budget: int) -> float:
-    """The tuning objective of one run from its journal records (see the module docstring)."""
-    evals = sorted((e.evaluation for e in map(decode, records) if isinstance(e, EvaluationEvent)), key=lambda e: e.id)
+def objective_value(evaluations: list[Evaluation], objective: str, evaluation_budget: int) -> float:
+    """The tuning objective of one run from its evaluation events in journal order (see the module docstring)."""
+    evals = sorted(evaluations, key=lambda e: e.id)
     if objective == "evaluations_to_first_accept":
         for i, ev in enumerate(evals):
             if ev.accepted:

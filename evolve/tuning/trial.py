@@ -30,8 +30,8 @@ from pathlib import Path
 from evolve.config import config_from_dict
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import drive
-from evolve.store.journal import read_journal
 from evolve.store.run_store import RunStore
+from evolve.store.run_view import read_run
 from evolve.tuning.objective import objective_value
 from tasks.registry import register_task_payloads
 
@@ -83,6 +83,7 @@ def run_trial(number: int, raw_config: dict, objective: str, study_dir: str, tas
         reason = drive(cfg, store, progress=Progress(cfg.budgets, stream=io.StringIO()))
     finally:
         store.close()
-    value = objective_value(read_journal(store.path / "journal.msgpack").records, objective, cfg.budgets.evaluations)
+    judged = [j.evaluation for j in read_run(store.path).judged]
+    value = objective_value(judged, objective, cfg.budgets.evaluations)
     return asdict(TrialOutcome(number, value, str(store.path), reason, started, time.time(),
                                cfg.ray.evaluator_cpus, f"{socket.gethostname()}:{os.getpid()}"))

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evolve.report.data import RunData
+from evolve.store.run_view import RunView
 from evolve.store.model_stats import latency_of
 
 
@@ -40,10 +40,10 @@ def model_name(candidate) -> str:
     return candidate.model or f"({candidate.proposer or 'unknown'})"
 
 
-def model_usage(run: RunData) -> list[ModelUsage]:
+def model_usage(run: RunView) -> list[ModelUsage]:
     """One row per model, most proposals first."""
     rows: dict[str, ModelUsage] = {}
-    for rec in run.proposals:
+    for rec in run.proposed:
         c = rec.candidate
         u = rows.setdefault(model_name(c), ModelUsage(model_name(c)))
         u.proposals += 1

@@ -13,7 +13,7 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from evolve.report.data import RunData
+from evolve.store.run_view import RunView
 from evolve.report.figures import thin
 
 MAX_POINTS = 1000
@@ -26,21 +26,21 @@ class NegativeItem:
     proposals: int      # how many proposals it was in force for
 
 
-def negative_items(run: RunData) -> list[NegativeItem]:
+def negative_items(run: RunView) -> list[NegativeItem]:
     """Every distinct item, in the order it first appeared."""
     first: dict[str, int] = {}
     count: dict[str, int] = {}
-    for rec in run.proposals:
+    for rec in run.proposed:
         for item in rec.negative:
             first.setdefault(item, rec.proposal_index + 1)
             count[item] = count.get(item, 0) + 1
     return [NegativeItem(t, first[t], count[t]) for t in first]
 
 
-def negative_figure(run: RunData) -> go.Figure | None:
+def negative_figure(run: RunView) -> go.Figure | None:
     """Items in force per proposal, one line per proposer that was ever given any (x: the run's
     proposal index, so proposers share the axis)."""
-    records = run.proposals
+    records = run.proposed
     given = sorted({r.candidate.proposer for r in records if r.negative})
     if not given:
         return None

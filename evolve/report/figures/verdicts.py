@@ -15,7 +15,7 @@ from collections import Counter
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evolve.report.data import ProgramRecord, RunData
+from evolve.store.run_view import ProgramRecord, RunView
 from evolve.report.figures import OUTCOME_COLOURS, thin
 from evolve.report.timeline import Point
 from search.database import named_score
@@ -40,9 +40,9 @@ def reason_counts(points: list[Point]) -> Counter:
     return Counter(r for p in points for r in p.reasons)
 
 
-def outcomes_figure(run: RunData) -> go.Figure | None:
+def outcomes_figure(run: RunView) -> go.Figure | None:
     """The outcome of every proposal, stacked, in at most MAX_BINS bins of proposals."""
-    records = run.proposals
+    records = run.proposed
     if not records:
         return None
     width = max(1, math.ceil(len(records) / MAX_BINS))
