@@ -89,7 +89,7 @@ def test_small_p_form_agrees_with_double_double_where_that_holds():
     there (it fails on larger L, measured), so the two must agree."""
     L = 12
     for S in _syndromes(L, 3, 6):
-        for p in (5e-10, 1e-11, 1e-13):
+        for p in (5e-13, 1e-14, 1e-16):
             for a in (0, 1):
                 assert abs(small_p_form(L, p, S.astype(np.int8), a) - transfer_log_p_dd(L, p, S.astype(np.int8), a)) < 1e-9
 
