@@ -40,6 +40,6 @@ bench-negative: $(STAMP)
 bench-report: $(STAMP)
 	cd tests && ../.venv/bin/python -m benchmarks.report_scale --programs 10000 --out ../runs/report-scale
 
-# the README's report screenshots (a real search against the scripted model; headless Chromium)
+# the report screenshots of docs/reports.md (a real search against the scripted model; headless Chromium)
 report-screenshots: $(STAMP)
 	cd tests && ../.venv/bin/python -m benchmarks.report_screenshot --out ../docs

@@ -51,6 +51,9 @@ class FamilyStructure:
     uniform_magnitude: bool             # one |J| within each instance
     nishimori: bool = False             # bonds drawn on the Nishimori line (the task says so: Task.nishimori_line)
     independent_terms: bool = False     # every instance's terms own private spins (a product after a change of variables)
+    #: with fields: a ghost spin joined to the field-carrying spins keeps every tested instance planar (None:
+    #: no fields, or no instance small enough to test)
+    ghost_planar: bool | None = None
     structures: tuple[Structure, ...] = field(default=(), compare=False, repr=False)
 
 
@@ -101,6 +104,14 @@ def family_structure(task, sizes=None, seed: int = 0, nishimori: bool | None = N
     return fam
 
 
+def _ghost_planar(ss) -> bool | None:
+    """False if a tested instance with fields is not ghost-planar, True if every tested one is, else None."""
+    tested = [s.ghost_planar for s in ss if s.ghost_planar is not None]
+    if not tested:
+        return None
+    return all(tested)
+
+
 def summarise(task_id: str, sizes: tuple[int, ...], ss: tuple[Structure, ...], nishimori: bool = False) -> FamilyStructure:
     """The family summary of one analysed model per size (``ss[k]`` at ``sizes[k]``): also used for
     models that are not a task's own, such as those a derivation step leaves (search/derivation)."""
@@ -121,5 +132,5 @@ def summarise(task_id: str, sizes: tuple[int, ...], ss: tuple[Structure, ...], n
         rank_one=all(s.rank_one for s in ss), gauge_uniform=gauge_all,
         disorder="uniform" if all(s.uniform_couplings for s in ss) else "gauge" if gauge_all else "frustrated",
         uniform_magnitude=all(s.uniform_magnitude for s in ss), nishimori=bool(nishimori),
-        independent_terms=all(s.independent_terms for s in ss), structures=tuple(ss),
+        independent_terms=all(s.independent_terms for s in ss), structures=tuple(ss), ghost_planar=_ghost_planar(ss),
     )

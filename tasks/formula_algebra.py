@@ -6,7 +6,7 @@ normal form, reached here by exact rational arithmetic (``fractions.Fraction``),
 
 1. the weight convention (an energy term changes sign);
 2. the change of variables to spins: a {0, 1} variable x is (1 + s)/2, so its affine factor
-   (a, b) becomes (a/2, a/2 + b) (DERIVATIONS.md, "0/1 to +-1");
+   (a, b) becomes (a/2, a/2 + b) (docs/derivations.md, "Change of variables");
 3. every product of affine factors multiplied out into one monomial per subset of its variables
    (prod_k (a_k s_k + b_k) = sum over subsets S of prod_{k in S} a_k s_k prod_{k not in S} b_k), the
    factors on a variable written twice in one product first combined into one (s^2 = 1; a {0, 1}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain
 
 import networkx as nx
 import numpy as np
@@ -115,26 +116,30 @@ class IsingModel:
         return replace(self, weights=np.asarray(weights, dtype=np.float64))
 
     # -- views ----------------------------------------------------------------------------
+    def _terms_of_order(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(spins (m, k) int64, weights (m,)) of the k-spin terms, in the order of ``terms``. Built
+        with np.fromiter rather than a Python loop per term (a star of 10^5 spins spent 0.3 s here)."""
+        lens = np.fromiter(map(len, self.terms), np.int64, len(self.terms))
+        rows = np.flatnonzero(lens == k)
+        flat = np.fromiter(chain.from_iterable(self.terms[i] for i in rows.tolist()), np.int64, k * len(rows))
+        return flat.reshape(-1, k), self.weights[rows]
+
     @cached_property
     def fields(self) -> np.ndarray:
         """(n,) total 1-spin weight per spin."""
-        h = np.zeros(self.n)
-        for t, w in zip(self.terms, self.weights):
-            if len(t) == 1:
-                h[t[0]] += w
-        return h
+        spins, w = self._terms_of_order(1)
+        # each spin's weights summed in term order, as the loop this replaces did (float64 even when empty)
+        return np.bincount(spins[:, 0], weights=w, minlength=self.n).astype(np.float64)
 
     @cached_property
     def couplings(self) -> tuple[np.ndarray, np.ndarray]:
         """(edges (m, 2) int64 with i < j, sorted; J (m,)) with repeated pairs merged; zero couplings kept out."""
-        acc: dict[tuple[int, int], float] = {}
-        for t, w in zip(self.terms, self.weights):
-            if len(t) == 2:
-                key = (min(t), max(t))
-                acc[key] = acc.get(key, 0.0) + w
-        keys = sorted(k for k, v in acc.items() if v != 0.0)
-        edges = np.array(keys, dtype=np.int64).reshape(-1, 2)
-        J = np.array([acc[k] for k in keys], dtype=np.float64)
+        pairs, w = self._terms_of_order(2)
+        key, inv = np.unique(pairs.min(axis=1) * self.n + pairs.max(axis=1), return_inverse=True)
+        J = np.bincount(inv.reshape(-1), weights=w, minlength=len(key))  # repeats added in term order
+        keep = J != 0.0
+        edges = np.stack([key[keep] // self.n, key[keep] % self.n], 1).astype(np.int64).reshape(-1, 2)
+        J = J[keep].astype(np.float64)
         if self.rank_one:
             dense = np.zeros((self.n, self.n))
             dense[edges[:, 0], edges[:, 1]] = J

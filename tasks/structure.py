@@ -69,6 +69,9 @@ class Structure:
     rank_one: bool                  # Mattis: one rank-one block with a +-1 vector, no terms of order >= 2
     #: the terms (fields, pairs, k-spin) are independent: tau_k = prod_{i in S_k} s_i are free variables
     independent_terms: bool = False
+    #: with fields: the graph plus one ghost spin joined to every spin with a field is planar (the fields
+    #: lie on one face, so a Pfaffian still applies); None without fields or when too large to test
+    ghost_planar: bool | None = None
     #: the gauge g in {-1, +1}^n (int8) when gauge_uniform, else None
     gauge: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -380,6 +383,11 @@ def analyse(model: IsingModel) -> Structure:
     fields = np.flatnonzero(model.fields) if ir.has_fields else np.zeros(0, dtype=np.int64)
     independent = not model.rank_one and peels_to_nothing(
         n, [(int(i),) for i in fields] + [tuple(e) for e in pair_edges.tolist()] + [t for t, _ in ir.higher])
+    ghost_planar = None
+    if ir.has_fields and planar and ir.max_order <= 2 and n < PLANARITY_MAX_NODES:
+        ghost = _nx_graph(n, edges)
+        ghost.add_edges_from((int(i), n) for i in fields)
+        ghost_planar = bool(nx.check_planarity(ghost)[0])
     return Structure(
         n=n, n_couplings=len(J), n_edges=m, max_order=ir.max_order, has_fields=ir.has_fields,
         n_components=int(n_comp), max_degree=max_deg,
@@ -389,5 +397,5 @@ def analyse(model: IsingModel) -> Structure:
         nn_lattice=nn, torus=torus, treewidth=int(tw), pathwidth=int(pw),
         coupling_magnitudes=listed, n_coupling_magnitudes=count, uniform_magnitude=count <= 1,
         uniform_couplings=len(J) == 0 or bool(np.all(J == J[0])), gauge_uniform=gauge is not None,
-        rank_one=False, independent_terms=independent, gauge=gauge,
+        rank_one=False, independent_terms=independent, gauge=gauge, ghost_planar=ghost_planar,
     )

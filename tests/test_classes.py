@@ -52,7 +52,9 @@ def test_percolation_is_never_a_class_for_z(tid, fam):
 def test_pfaffian_and_free_fermion(fam):
     for label in ("pfaffian", "free_fermion"):
         assert admissible(label, fam["P01"])[0]                      # zero-field chain: planar
-        ok, reasons = admissible(label, fam["P02"])                  # fields
+        ok, reasons = admissible(label, fam["P02"])                  # fields on a path: a ghost spin keeps it planar
+        assert ok and "ghost spin" in reasons[0]
+        ok, reasons = admissible(label, family_structure(get_task("T16")))   # a field on every site of a grid
         assert not ok and "field" in reasons[0]
         ok, reasons = admissible(label, fam["P03"])                  # torus: four Pfaffians
         assert ok and "torus" in reasons[0] and "four Pfaffians" in reasons[0]

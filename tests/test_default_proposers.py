@@ -79,3 +79,36 @@ def test_t12_with_the_default_config_ends_as_gauge(tmp_path, sandbox):
     assert engine.counters.conclusive >= 1
     text = best.read_text()
     assert "Claims: gauge, O(n)." in text and '"accept"' in verdict
+
+
+def _default_run(task_id, tmp_path, sandbox, proposals=8):
+    cfg = config_from_dict({"task": task_id, "seed": 0, "ray": {"batch_size": 4},
+                            "budgets": {"proposals": proposals, "evaluations": proposals, "wall_time_s": 1800,
+                                        "stop_when_accepted": True},
+                            "evaluator": {"samples": 2}})
+    sections = {n: o for n, o in cfg.proposers.items() if o.weight > 0}
+    pool = LocalPool(ProposerWorker(cfg.task, sections, proposer_context(cfg)),
+                     EvaluatorWorker(cfg.task, cfg.evaluator.verify_options(cfg.seed), sandbox=sandbox))
+    strategy, _ = make_strategy(cfg, remote=False)
+    with RunStore.create(tmp_path / "runs", cfg.to_dict(), cfg.task) as store:
+        engine = Engine(engine_settings(cfg), strategy, pool, store, Progress(cfg.budgets, stream=io.StringIO()))
+        engine.run()
+        best = (store.path / "best" / "program.py").read_text() if engine.best else ""
+        verdict = (store.path / "best" / "verdict.json").read_text() if engine.best else ""
+    return engine, best, verdict
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id, claims", [
+    ("T13", "Claims: exactly_solvable_other, O(n)."),
+    ("T18", "Claims: rbim_nishimori,"),
+    ("T19", "Claims: rbim_nishimori, O(n)."),
+    ("T20", "Claims: rbim_nishimori, O(n)."),
+    ("T21", "Claims: rbim_nishimori, O(n^1.5)."),
+])
+def test_the_tier_tasks_the_structural_proposer_cannot_read_end_accepted_with_the_default_mix(
+        task_id, claims, tmp_path, sandbox):
+    """With the structural proposer alone these ended "all 8 proposals failed"."""
+    engine, best, verdict = _default_run(task_id, tmp_path, sandbox)
+    assert engine.counters.accepted >= 1 and '"accept"' in verdict
+    assert claims in best

@@ -4,18 +4,23 @@ exact constrained-sum reference; each against an independent value (enumeration 
 
 import itertools
 import math
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from evaluators.checks.classes import admissible
 from evaluators.oracles.brute import brute_log_z
 from evaluators.oracles.constrained_sum import constrained_log_value
+from search.derivation import derive
 from search.derivation.actions import face_dual, planar_drawing
 from search.derivation.runtime import _rt_merge
 from search.derivation.view import to_ising
+from tasks.family import family_structure
 from tasks.parity_dual import _fd_model
+from tasks.registry import get_task, register_task_file
 from tasks.rotation_system import drawing_is_planar
 
 
@@ -147,3 +152,23 @@ def test_the_constrained_sum_reference_equals_enumeration_at_tiny_and_large_weig
     if seed % 2:
         problem["terms"][0] = (problem["terms"][0][0], problem["terms"][0][1] * 300.0)   # p about 1e-260
     assert constrained_log_value(problem) == pytest.approx(_enumerated(problem), rel=1e-12, abs=1e-12)
+
+
+# -- fields on one face: the ghost spin keeps the graph planar ------------------------------------------
+
+BOUNDARY_FIELDS = Path(__file__).parent / "fixtures" / "user_tasks" / "boundary_field_grid.py"
+
+
+def test_fields_on_one_face_admit_the_pfaffian_and_fields_everywhere_do_not():
+    task = register_task_file(BOUNDARY_FIELDS)
+    family = family_structure(task)
+    assert family.has_fields and family.ghost_planar is True
+    assert admissible("pfaffian", family)[0]
+    t16 = family_structure(get_task("T16"))              # a field on every site of a grid: the apex is not planar
+    assert t16.has_fields and t16.ghost_planar is False and not admissible("pfaffian", t16)[0]
+
+
+def test_a_grid_with_boundary_fields_is_derived_through_the_ghost_spin_and_drawn_again(sandbox):
+    d = derive(register_task_file(BOUNDARY_FIELDS), sandbox=sandbox)
+    assert d.chain == "read_formula -> ghost_spin -> planar_drawing -> planar_pfaffian"
+    assert d.tractable_class == "pfaffian" and all(s.check.passed for s in d.steps)

@@ -156,7 +156,7 @@ def test_every_task_brute_force_under_a_polynomial_claim_is_dishonest(task_id, s
 
 
 @pytest.mark.parametrize("name,label", [("p03_correct.py", "gauge"), ("p03_correct.py", "percolation"),
-                                        ("p02_correct.py", "pfaffian"), ("p06_bruteforce.py", "transfer_matrix")])
+                                        ("p02_correct.py", "rbim_nishimori"), ("p06_bruteforce.py", "transfer_matrix")])
 def test_more_inadmissible_labels(name, label, sandbox):
     task, sub = fixture(name, tractable_class=label)
     v = verify(task, sub, PROBES, sandbox)

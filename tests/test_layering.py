@@ -1,4 +1,4 @@
-"""The architecture as DESIGN.md draws it, checked on the source: imports point down the layers
+"""The architecture as docs/architecture.md draws it, checked on the source: imports point down the layers
 (tasks <- evaluators <- search <- evolve), no module imports itself back through a cycle, and
 imports sit at the top of modules (an import inside a function says why on its line or the one
 before)."""

@@ -2,7 +2,7 @@
 and malformed answers, diffs that apply or not, and transport faults: 429, 500, 503, timeouts,
 dropped connections, bodies that are not JSON) through `evolve launch` on Ray. The run finishes,
 and every proposal is accounted for in the journal: judged, a duplicate of a judged program, or
-a failed proposal with its reason. The README gives the figures this prints."""
+a failed proposal with its reason. docs/llm.md gives the figures this prints."""
 
 import json
 import os

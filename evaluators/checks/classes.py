@@ -90,9 +90,12 @@ def _transfer_matrix(f: FamilyStructure):
 def _planar_zero_field(f: FamilyStructure, what: str):
     if f.max_order > 2:
         return False, [f"the model has {f.max_order}-spin terms; {what} needs pair couplings only"]
+    if f.has_fields and f.planar and f.ghost_planar:
+        return True, [f"the fields lie on one face: the graph with a ghost spin joined to every spin with a field "
+                      f"is planar at every size tested, so {what} applies to the model with the ghost"]
     if f.has_fields:
         return False, [f"the model has site fields; {what} needs zero field (a field is a ghost spin joined "
-                       "to every site, which destroys planarity on any graph that is not outerplanar)"]
+                       "to every site with a field, which destroys planarity unless those sites share a face)"]
     if f.planar:
         return True, [f"the interaction graph is planar at every size, with zero field and pair couplings: "
                       f"{what} applies"]

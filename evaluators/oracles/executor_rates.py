@@ -9,7 +9,7 @@ gives 1.9e-11 s a flop and 3.3e-9 s a write (a write worth about 177 flops: matm
 faster, memory about as fast). With the old figures the search there preferred trees with many
 writes, which contract slowly, and over-predicted contraction times by 1.3-1.9x, so it searched
 too long: P06 n = 250, ten pairs in one process (seeds 1, 4, 5), 448 s in all against 391 s with
-the learned costs (README, "Issue 18's targets on this round's machine").
+the learned costs (docs/performance.md, "The tensor network").
 
 So every contraction of the oracle that takes at least ``MIN_RECORD_S`` on its linear route (the
 cold log-domain route is another executor) is recorded here, flops, writes and wall seconds, in

@@ -13,7 +13,7 @@ asked for each pivot anew (``alone()``), so a front shares its updates only
 while no other task of the tree is running.
 
 Why not numba ``prange``: a parallel region per pivot took 8-40x longer than the serial loop with
-the cores loaded (README); here a pivot's update is one task per helper thread, and below
+the cores loaded (docs/performance.md); here a pivot's update is one task per helper thread, and below
 SPLIT_MIN_ROWS active rows (a few hundred microseconds of work in double-double) it stays in this
 thread.
 """

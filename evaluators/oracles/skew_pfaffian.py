@@ -48,7 +48,7 @@ double-double: the root front 1030 nodes, 651 of them delayed from below; the ni
 other task does shares its large dense updates with helper threads
 (:mod:`evaluators.oracles.skew_front_split`, the same front bit for bit).
 
-Measured (P04, ``evolve perf planar``; README for the table and the load): L = 64 0.03-0.05 s
+Measured (P04, ``evolve perf planar``; docs/performance.md for the table and the load): L = 64 0.03-0.05 s
 CPU in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder,
 and about 5-6 s CPU in double-double at beta = 5 .. 8.
 """

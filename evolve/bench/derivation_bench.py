@@ -46,10 +46,10 @@ class BenchRecord:
 
 def bench_one(family: str, seed: int, out: Path, verify_program: bool = True) -> BenchRecord:
     """Generate, register, derive and verify one task; its record (also written to ``out``)."""
-    from evaluators.verify import verify  # lazy: heavy
-    from search.derivation import derive
-    from search.derivation.proposer import to_candidate
-    from tasks.registry import TaskFileError, register_task_file
+    from evaluators.verify import verify  # lazy: the verifier, numba and the sandbox load only when a task is run
+    from search.derivation import derive  # lazy
+    from search.derivation.proposer import to_candidate  # lazy
+    from tasks.registry import TaskFileError, register_task_file  # lazy
 
     tid, text = generate(family, seed)
     rec = BenchRecord(family, seed, tid, FAMILIES[family].expect)

@@ -3,7 +3,7 @@
 ``derive(task)`` compiles the task's formula into a reader, searches over chains of actions
 (search/derivation/actions) ended by a solver (search/derivation/solvers), checks every step before
 the next is tried, and renders the best chain as one program with its claims; ``DerivationProposer``
-turns that into candidates. See DESIGN.md, "Derivations".
+turns that into candidates. See docs/derivations.md.
 """
 
 from search.derivation.engine import derive, derive_plan

@@ -31,7 +31,7 @@ from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.diagnosis import diagnose
 from search.derivation.record import Check, Derivation, Plan, Step
 from search.derivation.runtime import _rt_start
-from search.derivation.solvers import CHEAP, SOLVERS, get_solver
+from search.derivation.solvers import SOLVERS, cheap_solvers, get_solver
 from search.derivation.view import VIEW_MAX_N, StateView, describe_state, view_of
 from tasks.family import family_structure
 from tasks.formula import Formula
@@ -261,9 +261,9 @@ def _root(ctx: _Context) -> _Node:
 
 def state_view(ctx: _Context, states) -> StateView:
     """The structure analysis of the states a chain prefix leaves (one per view size)."""
-    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim", "face_dual"))
+    first = tuple(a for a in ACTIONS.values() if a.FIRST_STEP)
     return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
-                   cheap_solvers=CHEAP, first_steps=first)
+                   cheap_solvers=cheap_solvers(), first_steps=first)
 
 
 # -- checks ---------------------------------------------------------------------------------------------
@@ -330,9 +330,10 @@ def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Pl
             complexity = cost
     order = list(SOLVERS).index(solver.NAME)
     rank, rate = _growth(ctx, complexity)
-    # rates of exponentials are not comparable between models of different sizes: fewer steps first
+    # rates of exponentials are not comparable between models of different sizes: fewer steps first;
+    # a generic fallback (elimination) after any named mapping of the same growth, however long
     return Plan(tuple(node.chain), solver.NAME, options, tuple(labels), complexity, justification,
-                (rank, rate if rank == 0 else 0.0, len(node.chain), rate, order))
+                (rank, rate if rank == 0 else 0.0, int(solver.fallback), len(node.chain), rate, order))
 
 
 def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
@@ -361,8 +362,9 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
     offer(root)
     expanded = 0
     while queue and expanded < max_nodes:
-        cheapest = min((p.cost[:2] for _, p in plans), default=(9, math.inf))
-        if cheapest <= GOOD_ENOUGH or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
+        cheapest = min((p.cost[:3] for _, p in plans), default=(9, math.inf, 0))
+        # a linear fallback does not end the search at once: a named mapping may lie a few steps on
+        if cheapest <= GOOD_ENOUGH + (0,) or (cheapest[0] == 0 and expanded >= POLYNOMIAL_PATIENCE):
             break
         _, depth, _, node = heapq.heappop(queue)
         if depth >= max_depth:

@@ -72,7 +72,7 @@ class Plan:
     labels: tuple[str, ...]
     complexity: str
     justification: str
-    cost: tuple                      # (growth rank, rate, number of steps, solver order)
+    cost: tuple                      # (growth rank, poly rate, fallback, number of steps, rate, solver order)
 
     @property
     def key(self) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 
 from search.derivation.actions.summing_out import degree_counts
 from search.derivation.runtime import _rt_grid, _rt_neighbour_pairs
+from search.derivation.solvers.elimination import widths as elimination_widths
 from search.structural.proposer import TaskView
 from tasks.family import FamilyStructure, summarise
 from tasks.model import IsingModel, Lattice
@@ -55,6 +56,10 @@ class StateView:
     lone_spins: bool = False                   # some spin shares no term with another
     all_lone: bool = False                     # no spin shares a term with another
     n_spins: tuple[int, ...] = ()
+    #: the width of the elimination solver's order on each state (search/derivation/solvers/elimination.py),
+    #: and why it has none on some state (wider than its cap, rank-one blocks) or None
+    elimination_widths: tuple[int, ...] = ()
+    elimination_reason: str | None = None
     #: solver or step name -> None when it accepts every instance, else its reason
     accepts: dict = field(default_factory=dict)
 
@@ -139,6 +144,7 @@ def view_of(task_id: str, sizes: tuple[int, ...], states: list[dict], nishimori:
     structures = tuple(analyse(m) for m in models)
     v.family = summarise(task_id, tuple(sizes), structures, nishimori)
     v.n_spins = tuple(m.n for m in models)
+    v.elimination_widths, v.elimination_reason = elimination_widths(states)
     v.max_order = max(m.max_order for m in models)
     v.has_fields = any(m.has_fields for m in models)
     v.has_pairs = any(len(m.couplings[0]) and not m.rank_one for m in models) or any(

@@ -1,6 +1,6 @@
 """Which model writes the next proposal: fixed weights, or a cost-aware UCB bandit.
 
-The bandit follows ShinkaEvolve (see ``NOTES.md``, Search): the reward of a proposal is the
+The bandit follows ShinkaEvolve (see docs/llm.md, "Which model"): the reward of a proposal is the
 improvement of the child over the better of its parent and a baseline, clipped at 0
 (:func:`improvement_reward`); every update discounts all arms' statistics by ``decay`` (0.95)
 so the bandit follows models whose usefulness changes over a run; an arm's value is its

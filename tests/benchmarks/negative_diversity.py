@@ -18,7 +18,7 @@ families, :func:`search.negative.classify_method` of the code), distinct behavio
 and distinct programs (normalised code hash); and, because a model that knows six families shows
 all of them within 100 proposals either way, how the proposals are spread: distinct routes per 20
 consecutive proposals, the share of the most frequent route, and the proposals until every route
-of the run had appeared. The means over seeds (with min-max) are the figures in the README.
+of the run had appeared. The means over seeds (with min-max) are the figures in docs/llm.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's pictures of a report: a real search (islands on Ray, the scripted model of
+"""The pictures of a report in docs/reports.md: a real search (islands on Ray, the scripted model of
 doubles.scripted_scenario on P01 mixed with the structural proposer, negative prompting on), its
 report, and two screenshots taken by headless Chromium.
 

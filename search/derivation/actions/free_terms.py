@@ -4,19 +4,24 @@ If the terms can be removed one at a time, each through a spin that no remaining
 (tasks/term_independence.py), then t_(p_k) = prod_{i in S_k} s_i for each term k with its private
 spin p_k, and t_i = s_i for the other spins, is a bijection of {-1, +1}^n (solve for s_{p_k} in the
 reverse removal order). The weight becomes sum_k K_k t_{p_k}: a field on each private spin, nothing
-else, and Z is unchanged (DERIVATIONS.md, "Plaquette variables"; the open plaquette model T13, and the
+else, and Z is unchanged (docs/derivations.md, "Independent term variables"; the open plaquette model T13, and the
 bond variables of a disorder average after the Nishimori step). Energies are unchanged as well.
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+from search.derivation.actions import register
 
 NAME = "free_terms"
 SUMMARY = "change of variables to the term products t_k = prod s (each term owns a private spin)"
 COST = "O(n)"
 LABELS = ("exactly_solvable_other",)
 PRESERVES_ENERGY = True
+ORDER = 50                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import numpy as np
@@ -76,3 +81,6 @@ def admits(view) -> str | None:
 
 def explain(view, options) -> dict:
     return {"variables": "t_k = prod_{i in S_k} s_i on a private spin of each term", "jacobian": "a bijection: Z unchanged"}
+
+
+register(sys.modules[__name__])

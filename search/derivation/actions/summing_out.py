@@ -1,8 +1,8 @@
 """Summing out spins with few neighbours: the runtime shared by degree_one, decoration and star_triangle.
 
 For a spin sigma whose terms reach the d spins N = (a_1 .. a_d) (d <= 3), the terms containing sigma
-sum to sigma g(s_N), so summing sigma leaves f(s_N) = log 2cosh g(s_N) (DERIVATIONS.md, "Summing out a
-spin"). A function on {+-1}^d is exactly its multilinear expansion, coefficient of prod_{j in T} s_j =
+sum to sigma g(s_N), so summing sigma leaves f(s_N) = log 2cosh g(s_N) (docs/derivations.md, "Summing
+out a spin"). A function on {+-1}^d is exactly its multilinear expansion, coefficient of prod_{j in T} s_j =
 2^-d sum_s f(s) prod_{j in T} s_j: a constant (into log_shift), fields, pair couplings and, for d = 3
 with a field or a higher term on sigma, one 3-spin term. f is even when g is odd; the odd coefficients
 are then taken from (f(s) - f(-s))/2, which is exactly zero, so a zero-field decoration makes no field.

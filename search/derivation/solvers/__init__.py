@@ -1,84 +1,29 @@
 """Terminal solvers of a derivation: the structural templates plus the methods they lack.
 
-Each solver exposes ``NAME``, ``SUMMARY``, ``OPTION_SPACE``, ``source(options)`` (its program text),
-``entry`` (the name of its runtime function ``(model, options) -> log Z without the shift``),
-``energy`` (the function for a mean energy, or None), ``applies(view)`` and
-``claims(view, options) -> (class labels, complexity, justification, cost rank)``.
+A solver module of this package declares the names in
+:data:`search.derivation.solvers.adapters.MODULE_SOLVER_PROTOCOL` and registers itself
+(``register(ModuleSolver(sys.modules[__name__]))`` at its end); templates.py registers the structural
+templates with their adapter. The registry finds the modules by itself, so a new solver is one module.
+``SOLVERS`` maps names to solvers in the order a search tries them (their ``ORDER``); ``CHEAP`` lists the
+solvers whose code the view tries on every state (their declared ``cheap`` capability).
 """
 
 from __future__ import annotations
 
-from search.derivation.solvers import enumeration, kaufman, magnetisation, product
-from search.derivation.solvers.templates import ADAPTER_IMPORTS, SOLVERS as TEMPLATE_SOLVERS
-from search.structural.templates import render
+from tasks.plugins import Registry
+
+_registry = Registry(__name__, "derivation solver", key="NAME", order="ORDER",
+                     required=("SUMMARY", "OPTION_SPACE", "ORDER", "ENTRY", "entry", "energy", "cheap", "fallback",
+                               "source", "applies", "claims", "tune"))
+register = _registry.register
+#: name -> solver, in the order a search tries them
+SOLVERS = _registry
 
 
-class ModuleSolver:
-    """A solver written as a module of this package."""
-
-    def __init__(self, module, cheap: bool = False):
-        self.module = module
-        self.NAME = module.NAME
-        self.SUMMARY = module.SUMMARY
-        self.OPTION_SPACE = module.OPTION_SPACE
-        self.cheap = cheap                       # its ENTRY is tried on every view state
-        self.ENTRY = module.ENTRY
-        self.entry = module.ENTRY.__name__
-        self.energy_fn = getattr(module, "ENERGY", None)
-        self.energy = self.energy_fn.__name__ if self.energy_fn is not None else None
-
-    def source(self, options: dict) -> str:
-        return render(self.module.IMPORTS + "\n" + getattr(self.module, "CONSTANTS", ""), self.module.FUNCTIONS)
-
-    def applies(self, view) -> str | None:
-        if view.kind == "model" and view.statistic == "mean_energy" and self.energy is None:
-            return "it computes log Z, not a mean energy"
-        if self.cheap and view.kind == "model":
-            reason = self.module.applies(view)
-            return reason if reason is not None else view.reason(self.NAME)
-        return self.module.applies(view)
-
-    def claims(self, view, options):
-        return self.module.claims(view, options)
-
-    def tune(self, states) -> dict:
-        return {}
-
-
-class AdaptedTemplate:
-    """A structural template with its adapter (search/derivation/solvers/templates.py)."""
-
-    def __init__(self, wrapped):
-        self.wrapped = wrapped
-        self.NAME = wrapped.NAME
-        self.SUMMARY = wrapped.SUMMARY
-        self.OPTION_SPACE = wrapped.OPTION_SPACE
-        self.cheap = False
-        self.ENTRY = wrapped.ENTRY
-        self.entry = wrapped.ENTRY.__name__
-        self.energy = None
-        self.energy_fn = None
-
-    def source(self, options: dict) -> str:
-        return self.wrapped.source(options) + "\n\n" + render(ADAPTER_IMPORTS, self.wrapped.FUNCTIONS)
-
-    def applies(self, view) -> str | None:
-        return self.wrapped.applies(view)
-
-    def claims(self, view, options):
-        return self.wrapped.claims(view, options)
-
-    def tune(self, states) -> dict:
-        return self.wrapped.tune(states)
-
-
-SOLVERS = {s.NAME: s for s in (
-    ModuleSolver(product, cheap=True), ModuleSolver(kaufman, cheap=True), ModuleSolver(magnetisation, cheap=True),
-    *(AdaptedTemplate(t) for t in TEMPLATE_SOLVERS), ModuleSolver(enumeration))}
-CHEAP = tuple(s for s in SOLVERS.values() if s.cheap)
+def cheap_solvers() -> tuple:
+    """The solvers whose code the view tries on every state (declared ``cheap``)."""
+    return tuple(s for s in SOLVERS.values() if s.cheap)
 
 
 def get_solver(name: str):
-    if name not in SOLVERS:
-        raise KeyError(f"unknown solver {name!r}; known: {', '.join(SOLVERS)}")
-    return SOLVERS[name]
+    return _registry.lookup(name)
