@@ -145,19 +145,7 @@ def test_crossings_and_the_scaling_fit_find_a_known_threshold():
     assert math.isnan(far.p)
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    import ray
-
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
-    if started:
-        ray.shutdown()
-
-
-def test_batches_spread_over_ray_give_what_this_process_gives(ray_cluster, tmp_path, capsys):
+def test_batches_spread_over_ray_give_what_this_process_gives(ray_session, tmp_path, capsys):
     here = run_json(["threshold", *SMALL, "--out", tmp_path / "here"], capsys)
     on_ray = run_json(["threshold", *[a for a in SMALL if a != "--no-ray"], "--workers", "2", "--out",
                        tmp_path / "ray"], capsys)
