@@ -118,3 +118,27 @@ def Z_efficient(params, n):
     v = verify(T19, submission("t19_gauge_energy.py", code), VerifyOptions(samples=2, judge=False), sandbox)
     assert v.verdict == "reject"
     assert v.numerical.largest_n_verified == 10_000 and "Nishimori identity" in v.feedback
+
+
+def test_t18_errors_are_drawn_in_the_toric_programs_conventions(sandbox):
+    """The rungs draw T18's errors themselves (evaluators/decoding/codes.py): the class index 2a + b
+    and the syndrome must be the task's, or an exact program would look miscalibrated. At L = 4,
+    p = 0.15, 40% of the errors are in class 1 or 2 (a != b); with a and b swapped the class ranked
+    first is right 0.38 of the time where the probabilities claim 0.54."""
+    from evaluators.checks.nishimori_rungs import _ask
+    from evaluators.decoding.codes import CODES
+
+    code, L, p = CODES["T18"], 4, 0.15
+    syn, true_class = code.draw(np.random.default_rng(5), L, p, 200)
+    log_p, _, err, _ = _ask(code, L, p, syn, "log_Z", (FIXTURES / "t18_dual_transfer.py").read_text(), sandbox,
+                            60.0, 2048)
+    assert err is None, err
+    rungs = []
+    assert _judge_points([_Point(L, p, log_p, true_class.astype(np.int64), 0.0)] * 4, 4.0, rungs) is None
+    assert all(abs(float(r.note.split("z = ")[1].split()[0].rstrip(",)"))) < 2 for r in rungs)
+    pt = _Point(L, p, log_p, true_class.astype(np.int64), 0.0)
+    assert pt.indicator().mean() > 0.45 and np.isin(true_class, (1, 2)).mean() > 0.15    # (1/4 by chance)
+    swapped = np.array([2 * (c % 2) + c // 2 for c in true_class], dtype=np.int64)
+    rungs = []
+    assert _judge_points([_Point(L, p, log_p, swapped, 0.0)] * 4, 4.0, rungs) is not None
+    assert "z = -4.8" in rungs[0].note                 # measured; the exact convention's is within +-2

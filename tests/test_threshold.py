@@ -153,7 +153,7 @@ def test_batches_spread_over_ray_give_what_this_process_gives(ray_session, tmp_p
 
 
 @pytest.mark.slow
-def test_the_default_run_finds_the_threshold(tmp_path, capsys):
+def test_the_default_run_finds_the_threshold(ray_session, tmp_path, capsys):
     """The benchmark of docs/threshold.md: the defaults, on this machine, within 0.002 of the
     reference and in under 30 minutes."""
     s = run_json(["threshold", "--task", "T21", "--out", tmp_path / "default"], capsys)
