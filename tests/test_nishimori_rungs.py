@@ -13,7 +13,8 @@ from evaluators.verify import VerifyOptions, verify
 from tasks.registry import get_task
 
 FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
-CLAIMS = json.loads((FIXTURES / "claims_tier2.json").read_text())
+CLAIMS = {**json.loads((FIXTURES / "claims_tier2.json").read_text()),
+          **json.loads((FIXTURES / "claims_decoding.json").read_text())}   # the T21 double: float64, p >= 1e-3
 T21, T19 = get_task("T21"), get_task("T19")
 NO_ORACLE_BEYOND_PROBES = VerifyOptions(samples=2, ladder=False, judge=False)
 
