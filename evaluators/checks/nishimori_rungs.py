@@ -140,7 +140,7 @@ def _decoding(task, dc, code, uses_log_z, sandbox, verified_n, seed, budget, cla
     price = claimed_price(claim, task.square_lattice, timings)
     why = price.too_costly(L_l * L_l, budget.pilot_s) if price is not None else None
     if why is not None:
-        out.notes.append(f"not run at L = {L_l}: {why}")
+        out.notes.append(f"not run at L = {L_l}: {why.removeprefix('not run: ')}")
         return out
     fname = "log_Z" if uses_log_z else "Z_efficient"
     started = time.monotonic()
