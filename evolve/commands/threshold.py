@@ -22,7 +22,7 @@ def register(sub) -> None:
         help="estimate a decoding task's threshold from sampled errors",
         description=(
             "Draw errors at each (L, p), decode each with the exact maximum-likelihood decoder (or a program), "
-            "estimate the success probability with 95%% confidence intervals and locate where the curves of "
+            "estimate the success probability with 95% confidence intervals and locate where the curves of "
             "different sizes cross. Batches of samples are journaled in the run directory as they finish (a "
             "rerun with the same settings resumes) and spread over Ray. Prints progress on stderr, then the "
             "result; writes summary.json and report.html (the crossing curves) in the run directory. "
