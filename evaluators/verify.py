@@ -2,7 +2,8 @@
 
 Stages: static policy check; a sandboxed run at the paper's probe sizes compared with brute
 force; the promotion ladder to sizes only exact oracles reach (for candidates right at every
-probe); then, for every candidate that ran at all, right or wrong, the complexity audit, class
+probe); for Tier 2 tasks on the Nishimori line, rungs from its identities beyond the verified
+sizes (evaluators/checks/nishimori_rungs.py); then, for every candidate that ran at all, right or wrong, the complexity audit, class
 consistency and physical assertions. Each stage records everything it found in the Verdict, and
 the feedback lists every failure at once (a wrong rung does not hide a dishonest claim); nothing
 the candidate does can make this function raise.
@@ -16,6 +17,7 @@ from evaluators import feedback as fb
 from evaluators.comparison import passes, relative_error
 from evaluators.checks.complexity import ladder_timings
 from evaluators.checks.judgement import JudgeBudget, judge
+from evaluators.checks.nishimori_rungs import NishimoriBudget, nishimori_stage
 from evaluators.ladder import LadderBudget, climb
 from evaluators.oracle_cache import reference
 from evaluators.profile import Profile, timed
@@ -35,6 +37,7 @@ class VerifyOptions:
     ladder_budget: LadderBudget = LadderBudget()
     judge: bool = True         # complexity, class and physics for every candidate that ran
     judge_budget: JudgeBudget = JudgeBudget()
+    nishimori: NishimoriBudget | None = NishimoriBudget()   # Tier 2 physics rungs beyond the verified sizes
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,10 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
         climbed = options.ladder and v.numerical.passed and bool(task.ladder_sizes)
         if climbed:
             _ladder_stage(task, sub, options, sandbox, v, profile)
+        if options.nishimori is not None and v.numerical.passed:      # evaluators/checks/nishimori_rungs.py
+            with timed(profile, "nishimori_rungs"):
+                nishimori_stage(task, sub, v, sandbox, options.seed, options.nishimori, uses_log_z(task, sub),
+                                ladder_timings(v.numerical.rungs))
         judged_ok = True
         if options.judge and ran:
             try:

@@ -1,4 +1,5 @@
-"""Shared fixtures: one sandbox (a warm fork server) for the whole session, fixture candidates."""
+"""Shared fixtures: one sandbox (a warm fork server) and one Ray (``ray_session``) for the whole
+session, fixture candidates."""
 
 import json
 import os
@@ -58,6 +59,32 @@ def candidate_json(name: str, tmp_path: Path) -> Path:
     path = tmp_path / (Path(name).stem + ".json")
     path.write_text(json.dumps(claims))
     return path
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray for the tests that ask for it, in a temp dir of its own (``RAY_TMPDIR``: never
+    the user's /tmp/ray, where another session's cluster may live); shut down at the end of the
+    session if this fixture started it. (A module fixture of an older test file may shut Ray down
+    at its own end; the files that ask for this one do not run between those.)"""
+    import shutil
+    import tempfile
+
+    ray = pytest.importorskip("ray")
+    temp = tempfile.mkdtemp(prefix="ray-tests-")       # short: Ray's socket paths must fit in 107 bytes
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = temp
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", _temp_dir=temp)
+    yield ray
+    if started and ray.is_initialized():
+        ray.shutdown()
+    if before is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = before
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ that building the parser imports none of them.
 """
 
 from evolve.commands import (bench, derive, derive_bench, export, inspect, launch, oracle, perf, replay, report, tasks,
-                             tune, verify)
+                             threshold, tune, verify)
 
 #: in the order `evolve --help` lists them
-COMMANDS = (launch, inspect, report, replay, export, verify, oracle, tasks, derive, derive_bench, perf, bench, tune)
+COMMANDS = (launch, inspect, report, replay, export, verify, oracle, tasks, derive, derive_bench, perf, bench, tune,
+            threshold)
