@@ -269,6 +269,7 @@ def nishimori_stage(task: Task, sub, v, sandbox: Sandbox, seed: int, budget: Nis
         num.passed = False
         num.failed += 1
         lines.append(out.failure)
+        v.fail("promotion ladder", out.failure)      # a rung beyond the verified sizes, judged by an identity
     elif out.rungs:
         lines.append(f"Nishimori rungs: {len(out.rungs)} passed, up to n = {max(r.n for r in out.rungs)}.")
     lines += [f"Nishimori rungs: {note}." for note in out.notes]
