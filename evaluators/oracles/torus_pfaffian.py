@@ -16,8 +16,9 @@ sector). The dual of the primal h(r, c) is the dual vertical edge between plaque
 
 Two Pfaffians per sector: a dense skew elimination with complete 2 x 2 pivoting in numba (the derived
 programs run the same algorithm in numpy), on A and on A with its nodes permuted at random. Their
-largest relative disagreement d (at least N eps) estimates the rounding; the class asked for has
-relative error about d max|Pf| / W_class, and a value whose bound exceeds 1e-9 is refused
+largest disagreement relative to max|Pf| (at least N eps), d, estimates the rounding (a sector near
+0, Kaufman's Z4 at T_c, may disagree in sign and add nothing); the class asked for has relative error
+about d max|Pf| / W_class, and a value whose estimate exceeds 1e-9 is refused
 (OutOfRange: a class far less likely than another, e.g. a logical error at p = 1e-12 on a large
 torus, is below float64's resolution of the four-sector sum). Cost O(N^3) with N ~ 6.5 n dense
 (N^2 doubles of memory): the registry takes it up to ``MAX_SPINS``.
@@ -90,8 +91,8 @@ def pfaffian_complete(A: np.ndarray) -> tuple[float, float]:
 def torus_class_logs(log_xh, log_xv, t, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(log W[a, b], relative error estimate per class) of the T-join class sums (torus_tjoin), each
     Pfaffian computed twice: on A and on P A P^T for a random node permutation P (other pivots, other
-    rounding). The estimate is d exp(log max|Pf| - log W), d their largest relative disagreement (at
-    least N eps): the spread of the rounding, not a proof."""
+    rounding). The estimate is d exp(log max|Pf| - log W), d their largest disagreement relative to
+    max|Pf| (at least N eps): the spread of the rounding, not a proof."""
     pfs: list = []
     rng = np.random.default_rng(seed)
 
@@ -105,11 +106,8 @@ def torus_class_logs(log_xh, log_xv, t, seed: int = 0) -> tuple[np.ndarray, np.n
 
     W, top = _tt_class_logs(log_xh, log_xv, t, both)
     d = (6 * np.size(t) + int(np.sum(t))) * 2.2e-16
-    for (l1, s1), (l2, s2) in pfs:
-        if s1 != s2:
-            d = np.inf
-        elif np.isfinite(l1) and np.isfinite(l2):
-            d = max(d, abs(float(np.expm1(l2 - l1))))
+    for (l1, s1), (l2, s2) in pfs:        # disagreement relative to the largest sector: a sector near 0
+        d = max(d, abs(s1 * np.exp(l1 - top) - s2 * np.exp(l2 - top)))   # (Kaufman's Z4 at T_c) adds little
     with np.errstate(over="ignore", invalid="ignore"):
         err = np.where(np.isfinite(W), d * np.exp(np.minimum(top - W, 700.0)), np.inf)
     return W, err
