@@ -49,7 +49,7 @@ EXPECTED = {
     "T15": ("read_formula -> tensor_contraction", "no_efficient_known"),
     "T16": ("read_formula -> row_transfer", "no_efficient_known"),
     "T17": ("read_formula -> planar_pfaffian", "pfaffian"),
-    "T18": ("spin_variables -> dual_rbim -> row_transfer", "rbim_nishimori"),
+    "T18": ("spin_variables -> dual_rbim -> torus_pfaffian", "rbim_nishimori"),
     "T19": ("read_formula -> nishimori -> free_terms -> product", "rbim_nishimori"),
     "T20": ("read_formula -> nishimori -> free_terms -> product", "rbim_nishimori"),
     "T21": ("spin_variables -> face_dual -> planar_drawing -> planar_pfaffian", "rbim_nishimori"),

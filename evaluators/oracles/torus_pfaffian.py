@@ -180,6 +180,9 @@ def torus_pfaffian_log_z(model: IsingModel) -> float:
     Kh, Kv = _torus_couplings(model)
     log_xhd, log_xvd, t, (a, b) = torus_dual(Kh, Kv)
     W, err = torus_class_logs(log_xhd, log_xvd, t)
+    if not np.isfinite(W[a, b]):
+        raise OutOfRange("torus_pfaffian: the class asked for came out as 0 in float64 (cancelled by the other "
+                         "classes, or its weights underflowed in the elimination)")
     if not err[a, b] <= CERTIFIED:
         raise OutOfRange(f"torus_pfaffian: the class asked for is {np.exp(-min(700.0, np.max(W) - W[a, b])):.2g} "
                          f"of the largest; its four-sector sum is certain only to {err[a, b]:.2g} relative (> {CERTIFIED:g})")

@@ -215,8 +215,8 @@ def _tt_pfaffian(A):
     logabs, sign = 0.0, 1.0
     for k in range(0, N, 2):
         S = A[k:, k:]
-        flat = int(np.argmax(np.abs(np.triu(S, 1))))
-        i, j = divmod(flat, S.shape[0])
+        flat = int(np.argmax(np.abs(S)))                 # |S| is symmetric with a zero diagonal
+        i, j = sorted(divmod(flat, S.shape[0]))
         if S[i, j] == 0.0:
             return -np.inf, 0.0
         for src, dst in ((k + i, k), (k + j, k + 1)):
@@ -230,8 +230,8 @@ def _tt_pfaffian(A):
         logabs += float(np.log(abs(piv)))
         sign = -sign if piv < 0 else sign
         if k + 2 < N:
-            u, w = A[k + 2:, k] / piv, A[k + 2:, k + 1] / piv
-            A[k + 2:, k + 2:] += np.outer(u, A[k + 1, k + 2:]) - np.outer(w, A[k, k + 2:])
+            cols = np.stack([A[k + 2:, k], -A[k + 2:, k + 1]], 1) / piv
+            A[k + 2:, k + 2:] += cols @ A[[k + 1, k], k + 2:]
     return logabs, sign
 
 
@@ -269,6 +269,8 @@ def _tt_class_logs(log_xh, log_xv, t, pfaffian=None):
         logs[k], signs[k] = pf(A)
     top = float(np.max(logs))
     out = np.full((2, 2), -np.inf)
+    if not np.isfinite(top):                    # every sector singular: the weights underflowed (extreme cold)
+        return out, top
     for cls in range(4):
         ca, cb = cls >> 1, cls & 1
         coef = np.array([1, (-1) ** cb, (-1) ** ca, (-1) ** (ca + cb)]) * eps[cls] * signs
