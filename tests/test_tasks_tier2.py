@@ -174,7 +174,12 @@ def test_reference_candidates_pass_the_full_cascade(name, sandbox):
     assert v.verdict == "accept", v.feedback
     assert v.class_.consistent is True and v.complexity.honest is not False
     assert [c.name for c in v.physics.checks] == ["unseen_parameters"] and v.physics.passed
-    assert v.numerical.largest_n_verified == max(task.ladder_sizes)
+    if name == "t18_dual_transfer.py":
+        # the dual row transfer is exponential in L: since T18's ladder runs to L = 16 for the four-Pfaffian
+        # program (issue 34), this reference stops on time at L = 12, past L = 10 (n = 100)
+        assert v.numerical.largest_n_verified >= 100 and v.numerical.frontier.n > 100
+    else:
+        assert v.numerical.largest_n_verified == max(task.ladder_sizes)
 
 
 WRONG = {

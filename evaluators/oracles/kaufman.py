@@ -137,21 +137,27 @@ def kaufman_applies(model: IsingModel) -> str | None:
 
 
 def _ferromagnetic_gauge(n: int, edges: np.ndarray, J: np.ndarray) -> np.ndarray | None:
-    """Signs tau with J_e tau_u tau_v > 0 on every edge (from a spanning forest, checked on every
-    edge), or None when a cycle carries an odd number of negative couplings."""
+    """Signs tau with J_e tau_u tau_v > 0 on every edge, or None when a cycle carries an odd number
+    of negative couplings. Read off the double cover (vertices (i, +) = i and (i, -) = i + n; a bond
+    of sign sigma joins (u, a) to (v, a sigma)): balanced iff no (i, +) shares a component with
+    (i, -) (Harary 1953); tau_i = +1 when (i, +) lies in the component of its component's root's
+    (root, +). Vectorised (scipy components), O(n); the result is checked on every edge."""
     from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import breadth_first_order, connected_components
+    from scipy.sparse.csgraph import connected_components
 
-    graph = coo_matrix((np.sign(J), (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
-    sym = (graph + graph.T).tocsr()
-    tau = np.zeros(n)
-    _, label = connected_components(sym, directed=False)
-    for root in np.unique(label, return_index=True)[1]:
-        order, pred = breadth_first_order(sym, int(root), directed=False, return_predecessors=True)
-        tau[root] = 1.0
-        for v in order[1:]:                   # each vertex after its predecessor, in BFS order
-            tau[v] = tau[pred[v]] * sym[pred[v], v]
-    return tau if np.all(J * tau[edges[:, 0]] * tau[edges[:, 1]] > 0) else None
+    u, v = edges[:, 0], edges[:, 1]
+    neg = J < 0
+    a = np.concatenate([u, u + n])
+    b = np.concatenate([np.where(neg, v + n, v), np.where(neg, v, v + n)])
+    cover = coo_matrix((np.ones(len(a)), (a, b)), shape=(2 * n, 2 * n)).tocsr()
+    _, label = connected_components(cover, directed=False)
+    if np.any(label[:n] == label[n:]):
+        return None
+    plain = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
+    _, comp = connected_components(plain, directed=False)
+    root = np.unique(comp, return_index=True)[1]          # the first vertex of each component
+    tau = np.where(label[:n] == label[root[comp]], 1.0, -1.0)
+    return tau if np.all(J * tau[u] * tau[v] > 0) else None
 
 
 def kaufman_log_z(model: IsingModel) -> float:

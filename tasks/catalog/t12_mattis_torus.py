@@ -37,7 +37,8 @@ in time polynomial in n."""
     hint = "The couplings J xi_i xi_j factorise over the sites."
     gold = Gold("gauge", "O(n)")   # the gauge pass; Kaufman's formula for the gauged torus is O(L)
     probe_sizes = (9, 16)
-    ladder_sizes = (25, 36, 64, 100, 144)
+    #: the oracle gauges the Mattis signs away and uses Kaufman's formula: O(n), any beta (L = 256 in seconds)
+    ladder_sizes = (25, 36, 64, 100, 144, 256, 1024, 4096, 16384, 65536)
 
     formula = Formula(
         shape=("L", "L"),
