@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluators.bounds_check import describe
 from evaluators.submission import SubmissionError, load_submission
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
 
@@ -67,6 +68,8 @@ def render(v) -> str:
         f"  class     : claimed {v.class_.claimed}  consistent {v.class_.consistent}",
         f"  complexity: claimed {v.complexity.claimed}  measured {v.complexity.measured}  honest {v.complexity.honest}",
     ]
+    if v.answer is not None:
+        lines.append(f"  answer    : {describe(v.answer)}")
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]
         lines.append(f"  physics   : {len(v.physics.checks) - len(bad)}/{len(v.physics.checks)} passed {bad or ''}")

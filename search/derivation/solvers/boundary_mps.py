@@ -23,7 +23,9 @@ below about 10: colder, the QR and SVD that remove redundant bonds mix weights e
 rounding loses the small ones, which later terms can make dominant), so the values at
 increasing chi converge to log Z (Bravyi, Suchara and Vargo 2014; Chubb and Flammia 2021 for general
 tensor networks). The program returns [[chi, value], ...] for its ladder of chi, the last the
-estimate; the change between the last two is its evidence of convergence, not a bound.
+estimate; the change between the last two is its evidence of convergence, not a bound. A chi whose
+truncated sum came out non-positive (cold frustrated models, where states the truncation dropped become
+the ground states later) gives no value and is left out of the list.
 Cost O(n w chi^3) for a frontier of w spins: O(n^1.5) on a 2D lattice at fixed chi.
 """
 
@@ -171,8 +173,8 @@ def _mps_log_z(model, chi, order):
 
 
 def _sol_boundary_mps(model, options):
-    """[[chi, log Z at chi], ...] for the ladder of bond dimensions (without the model's shift); NaN at a chi
-    whose truncation lost the sum's positivity."""
+    """[[chi, log Z at chi], ...] for the ladder of bond dimensions (without the model's shift); a chi whose
+    truncation lost the sum's positivity (cold frustrated models at small chi) is left out, not guessed."""
     n = int(model["n"])
     order = _mps_order(n, _mps_terms(model), options.get("order", "auto"))
     out = []
@@ -180,7 +182,7 @@ def _sol_boundary_mps(model, options):
         try:
             out.append([int(chi), _mps_log_z(model, int(chi), order)])
         except FloatingPointError:          # truncated too hard to keep a positive sum: no value at this chi
-            out.append([int(chi), float("nan")])
+            continue
     return out
 
 
