@@ -2,9 +2,12 @@
 judged against an exact oracle, each call under its own time and memory budget.
 
 Every rung draws its parameters from the whole physical range: the task's own sampler
-("typical"), the same instance at low temperature ("cold", beta * |J| in ``COLD_BETA_J``: exact
-means exact at every beta, and float64 shortcuts fail there) and, where the task has one, at its
-critical point ("critical"). Each draw is one ``Rung`` record.
+("typical"), the same instance at low temperature ("cold": one draw of beta * |J| log-uniform in
+each stratum of ``tasks.base.COLD_STRATA``, 6 .. 12, 12 .. 120, 120 .. 3000: exact means exact
+at every beta, float64 shortcuts fail from about 6 on, fixed precision loses the low-temperature
+sum from about 12, the Boltzmann weights leave float64 beyond about 350, and a program may switch
+routes anywhere in between) and, where the task has one, at its critical point ("critical"). Each draw is one
+``Rung`` record; a cold draw that no exact oracle certifies at that size is skipped with a note.
 
 A wrong value or an unexpected exception on any draw is a numerical failure naming the size and
 the draw. Running out of the call's time or memory ends the climb at the candidate's scaling
@@ -34,6 +37,7 @@ from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import Frontier, Rung
 from tasks.base import Task
+from tasks.memory import memory_refusal
 
 _COLD_STREAM = 0xC01D  # the cold draws' own random stream (the typical ones use the task's)
 
@@ -69,7 +73,7 @@ class LadderOutcome:
 
 def ladder_draws(task: Task, n: int, seed: int, samples: int = 1) -> list[Draw]:
     """The parameter draws of rung n: ``samples`` typical ones, then cold and critical ones where
-    the task defines them (``Task.cold_params``, ``Task.critical_params``). The same for every
+    the task defines them (``Task.cold_draws``, ``Task.critical_params``). The same for every
     candidate of a run, so an evaluator process draws them once (at n = 100000 on P01, 0.1 s per
     draw); callers must not modify the returned params."""
     key = (id(task), int(n), int(seed), int(samples))
@@ -91,9 +95,10 @@ def _make_draws(task: Task, n: int, seed: int, samples: int) -> list[Draw]:
     draws = [Draw("typical", task.probe_params(n, seed, k)) for k in range(samples)]
     base = draws[0].params
     rng = np.random.default_rng([zlib.crc32(task.id.encode()), int(seed), int(n), _COLD_STREAM])
-    for kind, made in (("cold", task.cold_params(base, n, rng)), ("critical", task.critical_params(base, n))):
-        if made is not None:
-            draws.append(Draw(kind, made[0], made[1]))
+    draws += [Draw("cold", params, note) for params, note in task.cold_draws(base, n, rng)]
+    critical = task.critical_params(base, n)
+    if critical is not None:
+        draws.append(Draw("critical", critical[0], critical[1]))
     return draws
 
 
@@ -112,6 +117,10 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
         if budget.max_n is not None and n > budget.max_n:
             why = f"the run's ladder stops at n={budget.max_n} (evaluator.ladder_max_n)"
             out.stopped, out.frontier = f"stopped before n={n}: {why}", Frontier(n, "ladder_cap", why)
+            return out
+        too_big = _memory_refusal(task, n)    # before its parameters are drawn (a user task's ladder may be huge)
+        if too_big is not None:
+            out.stopped, out.frontier = f"stopped before n={n}: {too_big}", Frontier(n, "no_oracle", too_big)
             return out
         price = claimed_price(claim, task.square_lattice, timed_calls)
         why = price.too_costly(n, budget.rung_timeout_s) if price is not None else None
@@ -169,6 +178,17 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             out.stopped, out.frontier = f"stopped at n={n}: {overflow.detail}", overflow
             return out
     return out
+
+
+def _memory_refusal(task: Task, n: int) -> str | None:
+    """tasks.memory's refusal of size n (what it needs, what there is), once per task object and n."""
+    key = (id(task), int(n))
+    if key not in _MEMORY or _MEMORY[key][0] is not task:
+        _MEMORY[key] = (task, memory_refusal(task, n))
+    return _MEMORY[key][1]
+
+
+_MEMORY: dict[tuple, tuple] = {}
 
 
 def _outcome(verdict) -> str:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from evaluators.oracles.base import OracleResult, TooLarge
+from evaluators.oracles.budget import OverBudget, deadline
 from evaluators.oracles.constrained_sum import constrained_log_value
 from evaluators.oracles.registry import checked_finite, exact_log_z
 from tasks.base import Task
@@ -33,8 +34,12 @@ from tasks.registry import user_task_file
 
 _memory: dict[str, OracleResult] = {}
 #: part of every key: bumped when an oracle's values change (v2: the cold and tiny-coupling fixes
-#: of issue 13), so a fixed oracle never meets values its earlier version stored
-CACHE_VERSION = 2
+#: of issue 13; v3: the planar cold line's exact ground-state energy, refusals stored, issue 36),
+#: so a fixed oracle never meets values its earlier version stored
+CACHE_VERSION = 3
+#: time budget of one reference (seconds; evaluators/oracles/budget.py): past it the oracle refuses,
+#: and a ladder draw without a reference is skipped (a typical one ends the climb)
+REFERENCE_BUDGET_S = 120.0
 #: a constrained sum is eliminated directly while its tables stay within 2^this entries (a second or so)
 CONSTRAINED_MAX_WIDTH = 18
 
@@ -52,34 +57,63 @@ def _key(task: Task, params: dict, n: int, method: str | None) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def reference(task: Task, params: dict, n: int, method: str | None = None) -> OracleResult:
-    """Exact log Z of ``task`` at (params, n), computed once per key. For a task that declares
-    another quantity the result's ``log_z`` holds that quantity's log (its value when the
-    quantity is not positive: see :class:`tasks.base.Quantity`)."""
-    return lookup(task, params, n, method)[0]
+def reference(task: Task, params: dict, n: int, method: str | None = None,
+              budget_s: float = REFERENCE_BUDGET_S) -> OracleResult:
+    """Exact log Z of ``task`` at (params, n), computed once per key within ``budget_s`` seconds.
+    For a task that declares another quantity the result's ``log_z`` holds that quantity's log
+    (its value when the quantity is not positive: see :class:`tasks.base.Quantity`)."""
+    return lookup(task, params, n, method, budget_s)[0]
 
 
-def lookup(task: Task, params: dict, n: int, method: str | None = None) -> tuple[OracleResult, str]:
+def lookup(task: Task, params: dict, n: int, method: str | None = None,
+           budget_s: float = REFERENCE_BUDGET_S) -> tuple[OracleResult, str]:
     """``reference`` and where its value came from: "memory", "disk", "waited" (another process
-    was computing it; read from disk once it had) or "computed"."""
+    was computing it; read from disk once it had) or "computed". A refusal (TooLarge) is kept too,
+    so the next ask refuses at once: a structural one (no method reaches this size or
+    temperature) in memory and on disk, one where the time budget ran out in memory only, and
+    only for budgets no larger than the one that ran out."""
     key = _key(task, params, n, method)
-    if key in _memory:
-        return _memory[key], "memory"
+    hit = _memory.get(key)
+    if hit is not None and not (isinstance(hit, _Refusal) and budget_s > hit.budget_s):
+        return _answer(hit), "memory"           # (a larger budget than the one that ran out tries again)
     path = cache_dir() / f"{key}.json"
     result, source = _read(path), "disk"
     if result is None:
         with _computing(key):
             result, source = _read(path), "waited"
             if result is None:
-                result, source = _compute(task, params, n, method), "computed"
+                try:
+                    with deadline(budget_s):
+                        result, source = _compute(task, params, n, method), "computed"
+                except OverBudget as exc:
+                    _memory[key] = _Refusal(str(exc), budget_s)
+                    raise
+                except TooLarge as exc:
+                    result = _Refusal(str(exc), math.inf)
                 _store(path, result)
     _memory[key] = result
-    return result, source
+    return _answer(result), source
 
 
-def _read(path: Path) -> OracleResult | None:
+class _Refusal:
+    """A stored TooLarge: its one-line reason and the budget it was given (inf: structural)."""
+
+    def __init__(self, why: str, budget_s: float) -> None:
+        self.why, self.budget_s = why, budget_s
+
+
+def _answer(result) -> OracleResult:
+    """The stored value, or its refusal raised again."""
+    if isinstance(result, _Refusal):
+        raise (TooLarge if math.isinf(result.budget_s) else OverBudget)(result.why)
+    return result
+
+
+def _read(path: Path):
     try:
         d = json.loads(path.read_text())
+        if "refused" in d:
+            return _Refusal(str(d["refused"]), math.inf)
         result = OracleResult(float(d["log_z"]), str(d["method"]), float(d["seconds"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -115,7 +149,8 @@ def _computing(key: str):
 
 
 def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResult:
-    """The task's own reference when it has one (declared quantities), else the model oracles."""
+    """The task's own reference when it has one (declared quantities), else the model oracles
+    (within the budget the caller opened)."""
     started = time.perf_counter()
     own = task.own_reference(params, n, method)
     if own is not None:
@@ -132,13 +167,15 @@ def _compute(task: Task, params: dict, n: int, method: str | None) -> OracleResu
     return exact_log_z(task.to_model(params, n), method)
 
 
-def _store(path: Path, result: OracleResult) -> None:
+def _store(path: Path, result) -> None:
     """Write atomically (temp file + rename) so a crash never leaves a torn entry; best effort."""
+    entry = ({"refused": result.why} if isinstance(result, _Refusal) else
+             {"log_z": result.log_z, "method": result.method, "seconds": result.seconds})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
-            json.dump({"log_z": result.log_z, "method": result.method, "seconds": result.seconds}, fh)
+            json.dump(entry, fh)
         os.replace(tmp, path)
     except OSError:
         pass

@@ -1,13 +1,22 @@
 """A candidate as the evaluators see it: code plus the claims made about it.
 
 Files are either the paper's response schema as JSON (``tractable_class``, ``complexity_O``,
-``confidence``, ``justification``, ``code``) or a bare ``.py`` file (claims unknown).
+``confidence``, ``justification``, ``code``) or a ``.py`` file: its code, and its claims from comment
+lines at its top (before the first line of code), one per line::
+
+    # tractable_class: transfer_matrix
+    # complexity_O: O(n)
+
+as the ``best/program.py`` of a run carries them (the combined ``# class claim: X   complexity
+claim: Y`` line of runs written before is read too). A ``.py`` without them claims nothing, and a
+candidate that claims no complexity cannot be accepted.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -70,12 +79,35 @@ def load_submission(path: str | Path) -> Submission:
     if path.suffix == ".py":
         if not raw.strip():
             raise SubmissionError(f"{path} is empty")
-        return Submission(code=raw)
+        return Submission(code=raw, **header_claims(raw))
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise SubmissionError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     return Submission.from_response(obj)
+
+
+_CLAIM = re.compile(r"^#\s*(tractable_class|complexity_O)\s*:\s*(.*?)\s*$")
+_OLD_CLAIMS = re.compile(r"^#\s*class claim:\s*(.*?)\s{2,}complexity claim:\s*(.*?)\s*$")
+
+
+def header_claims(code: str) -> dict:
+    """``tractable_class`` and ``complexity_O`` from the comment lines at the top of ``code`` (see the
+    module docstring); a claim that is absent, empty or ``None`` is left out."""
+    found: dict = {}
+    for line in code.splitlines():
+        text = line.strip()
+        if text and not text.startswith("#"):
+            break                       # claims live in the header, not in comments among the code
+        m = _CLAIM.match(text)
+        if m:
+            found.setdefault(m.group(1), m.group(2))
+            continue
+        old = _OLD_CLAIMS.match(text)
+        if old:
+            found.setdefault("tractable_class", old.group(1))
+            found.setdefault("complexity_O", old.group(2))
+    return {k: v for k, v in found.items() if v and v != "None"}
 
 
 @lru_cache(maxsize=64)   # verify asks several times per candidate; a long program parses in 50 ms

@@ -64,6 +64,7 @@ class Complexity:
     claimed: str | None = None
     measured: str | None = None
     honest: bool | None = None
+    evidence: str | None = None     # the sentence the honesty judgement rests on (None when there is none)
 
 
 @dataclass

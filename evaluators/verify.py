@@ -126,7 +126,8 @@ def _probe_stage(task: Task, sub: Submission, opt: VerifyOptions, sandbox: Sandb
     num = v.numerical
     num.probes = len(probes)
 
-    if report.error and not report.results:
+    if report.error and not report.results:     # nothing returned (a timeout, a crash): every probe failed
+        num.failed = len(probes)
         v.feedback = _join(fb.did_not_run(report.error), report.violations)
         return False
 

@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from evolve.commands import COMMANDS  # noqa: E402 - after the environment default above
 from evolve.commands.common import UsageError, add_task_file_option, register_task_files  # noqa: E402
-from evolve.engine.termination import Terminated  # noqa: E402
+from evolve.engine.termination import by_sigterm  # noqa: E402
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -21,6 +21,16 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (`{self.prog} --help` lists the options)\n")
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or 'unknown' for a source tree not installed."""
+    from importlib.metadata import PackageNotFoundError, version as installed  # light; only for --version
+
+    try:
+        return installed("statmech-evolve")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     # --task-file is accepted before the command (`evolve --task-file F tasks`) and after it
     # (`evolve verify --task-file F ...`); two dests, because a subparser's defaults would
     # overwrite what the top-level parser already stored under the same name.
+    parser.add_argument("--version", action="version", version=f"evolve {version()}",
+                        help="print the installed version of statmech-evolve and exit")
     add_task_file_option(parser, "task_files_before")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
@@ -53,12 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"evolve {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:          # Ctrl-C, or SIGTERM (evolve.engine.termination.Terminated)
+        if by_sigterm(exc):
+            print("terminated (SIGTERM)", file=sys.stderr)
+            return 143
         print("interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("terminated (SIGTERM)", file=sys.stderr)
-        return 143
     except BrokenPipeError:                    # `evolve tasks | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0

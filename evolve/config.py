@@ -217,7 +217,7 @@ def config_from_dict(raw: dict, base_dir: str | Path | None = None) -> Config:
         if not ok(cfg):
             raise ConfigError(f"config key `{key}` {why}")
     for name, options in cfg.proposers.items():
-        for section in getattr(proposer_class(name), "requires", ()):
+        for section in proposer_class(name).requires:
             if options.weight > 0 and getattr(cfg, section) is None:
                 raise ConfigError(f"config key `proposers.{name}` has a weight but there is no `{section}` section")
     _check_task(cfg)

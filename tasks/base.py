@@ -7,6 +7,7 @@ A task module defines one subclass of :class:`Task` and exposes an instance as `
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import zlib
 from abc import ABC, abstractmethod
@@ -65,6 +66,34 @@ class Gold:
 
     tractable_class: str
     complexity: str
+
+
+#: beta * coupling_scale of the ladder's cold draws, one log-uniform draw in each stratum per rung:
+#: beyond the samplers' [0.1, 1.5], where float64 shortcuts lose accuracy (6 .. 12); where fixed
+#: precision loses the low-temperature sum and programs switch to ground-state routes (12 .. 120);
+#: frozen, where the Boltzmann weights leave float64 (beyond ~350) and beyond (120 .. 3000). (It was
+#: one draw in [6, 10]: a program whose route changed at 12 was never compared there, issue 36.)
+COLD_STRATA = ((6.0, 12.0), (12.0, 120.0), (120.0, 3000.0))
+COLD_BETA_J = (COLD_STRATA[0][0], COLD_STRATA[-1][1])
+
+
+def log_uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
+    """A draw whose logarithm is uniform between the logs of ``bounds``."""
+    lo, hi = bounds
+    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+#: a coupling K = (1/2) log((1 - p) / p) set by an error rate p stays below this in cold draws
+#: (p = 1 / (1 + e^(2K)) ~ 1e-304 there, still a normal double)
+COLD_MAX_K = 350.0
+
+
+def cold_error_rate(rng: np.random.Generator, stratum: tuple[float, float]) -> float:
+    """An error rate p whose Nishimori coupling K = (1/2) log((1 - p) / p) is log-uniform in
+    ``stratum`` (capped at COLD_MAX_K): the cold draws of a task whose temperature is set by p."""
+    lo, hi = stratum
+    k = log_uniform(rng, (min(lo, COLD_MAX_K - 1.0), min(hi, COLD_MAX_K)))
+    return float(math.exp(-2.0 * k) / (1.0 + math.exp(-2.0 * k)))
 
 
 class Task(ABC):
@@ -146,18 +175,32 @@ class Task(ABC):
         """The same instance at another inverse temperature."""
         return {**params, "beta": float(beta)}
 
-    def cold_params(self, params: dict, n: int, rng: np.random.Generator) -> tuple[dict, str] | None:
-        """The instance ``params`` at low temperature, with its label: beta * coupling_scale drawn from
-        COLD_BETA_J (the ladder checks programs there, since exact means exact at every beta).
-        None when the task has no temperature of its own to lower."""
+    def cold_params(self, params: dict, n: int, rng: np.random.Generator,
+                    stratum: tuple[float, float] = COLD_STRATA[0]) -> tuple[dict, str] | None:
+        """The instance ``params`` at low temperature, with its label: beta * coupling_scale drawn
+        log-uniformly in ``stratum`` (one of COLD_STRATA). None when the task has no temperature of
+        its own to lower."""
         scale = coupling_scale(self.to_model(params, n))
         if scale == 0.0:
             return None
-        beta_j = float(rng.uniform(*COLD_BETA_J))
+        beta_j = log_uniform(rng, stratum)
         try:
-            return self.with_beta(params, beta_j / scale), f"cold: beta = {beta_j / scale:.4g}, beta*|J| = {beta_j:.3g}"
+            return self.with_beta(params, beta_j / scale), f"cold: beta = {beta_j / scale:.4g}, beta*|J| = {beta_j:.4g}"
         except NotImplementedError:
             return None
+
+    def cold_draws(self, params: dict, n: int, rng: np.random.Generator) -> list[tuple[dict, str]]:
+        """The ladder's cold copies of ``params``: one per stratum of COLD_STRATA (exact means exact at
+        every beta, and a program may switch routes anywhere from beta |J| = 6 to 1e3 and beyond). A
+        task whose ``cold_params`` takes no ``stratum`` (written before issue 36) gives its one draw."""
+        try:
+            strata = "stratum" in inspect.signature(self.cold_params).parameters
+        except (TypeError, ValueError):
+            strata = False
+        if not strata:
+            made = self.cold_params(params, n, rng)
+            return [] if made is None else [made]
+        return [made for stratum in COLD_STRATA if (made := self.cold_params(params, n, rng, stratum)) is not None]
 
     def critical_params(self, params: dict, n: int) -> tuple[dict, str] | None:
         """The instance moved to the task's critical point, with its label, or None when the task
@@ -254,11 +297,6 @@ def get_array(params: dict, key: str, shape: tuple[int, ...], pm_one: bool = Fal
     if pm_one and not np.all(np.abs(a) == 1.0):
         raise ValueError(f"parameter {key!r} entries must be -1 or +1")
     return a
-
-
-#: range of beta * coupling_scale for the ladder's cold draws (and, its lower end, the low-temperature
-#: assertion): beyond the samplers' [0.1, 1.5], where float64 shortcuts lose accuracy
-COLD_BETA_J = (6.0, 10.0)
 
 
 def coupling_scale(model: IsingModel) -> float:

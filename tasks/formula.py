@@ -39,8 +39,16 @@ DOMAIN_VALUES = {"pm1": (-1.0, 1.0), "01": (0.0, 1.0)}
 DOMAIN_TEXT = {"pm1": "{-1, +1}", "01": "{0, 1}"}
 #: the substitution var_old = p * var_new + q taking one domain to the other
 SUBSTITUTION = {("pm1", "01"): (Fraction(2), Fraction(-1)), ("01", "pm1"): (Fraction(1, 2), Fraction(1, 2))}
+
+
+def _python_round(x, *digits):
+    """Python's round of the number's value: numpy's scalars round by scaling (round(np.float64(0.95), 1) is
+    1.0 where round(0.95, 1) is 0.9), so a table entry is first made a Python number."""
+    return round(x.item() if isinstance(x, np.generic) else x, *digits)
+
+
 #: functions an expression may call (evaluation only; never renamed)
-FUNCTIONS = {"len": len, "isqrt": math.isqrt, "round": round, "log": np.log, "atanh": np.arctanh}
+FUNCTIONS = {"len": len, "isqrt": math.isqrt, "round": _python_round, "log": np.log, "atanh": np.arctanh}
 #: enumeration is exact and exponential: a formula is evaluated at small n only
 MAX_EVAL_N = 20
 

@@ -19,7 +19,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
 #: the short files fill in at the end.
 LONG_FILES = ("test_runtime.py", "test_run_faults.py", "test_report.py", "test_judgement.py", "test_derivation.py",
               "test_hostile_inputs.py", "test_structural_templates.py", "test_structural_proposer.py",
-              "test_strategy_bench.py", "test_cluster.py", "test_tune.py", "test_llm_launch.py", "test_task_t17.py",
+              "test_strategy_bench.py", "test_cluster.py", "test_launch_local.py", "test_reliability_cli.py",
+              "test_tune.py", "test_llm_launch.py", "test_task_t17.py",
               "test_oracle_sweep.py", "test_tree_runtime.py")
 
 

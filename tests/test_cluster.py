@@ -1,7 +1,8 @@
 """evolve on a real Ray cluster: two `ray start` nodes on 127.0.0.1 (a head and a worker, one CPU
 each, their own ports and temp dirs) with token authentication on, joined by `evolve launch`
 through `ray.address`; evaluations run on both nodes. A client with the wrong token, or an
-address where nothing listens, gets one line and exit status 2, and no run directory."""
+address where nothing listens, gets one line and exit status 2, and no run directory; so does a
+client whose RAY_AUTH_MODE=disabled sends no token, told so rather than that its token is wrong."""
 
 import subprocess
 import sys
@@ -62,7 +63,7 @@ def test_a_launch_on_a_two_node_cluster_evaluates_on_both_nodes(cluster, tmp_pat
     nodes = {r["node"] for r in evaluations}
     assert len(nodes) == 2 and all(len(n) == 56 for n in nodes), "Ray node ids of two nodes"
     assert len({r["worker"] for r in evaluations}) == 2
-    assert f"cluster {cluster.address}" in (run / "run.log").read_text()
+    assert f"the Ray cluster at {cluster.address}" in (run / "run.log").read_text()
     assert yaml.safe_load((run / "status.json").read_text())["state"] == "finished"
 
 
@@ -73,6 +74,15 @@ def test_a_wrong_token_is_one_line_and_leaves_no_run_directory(cluster, tmp_path
     done = launch(CONFIG, tmp_path, env, "--address", cluster.address)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "refused this client's token" in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_client_with_auth_disabled_is_told_so_not_that_its_token_is_wrong(cluster, tmp_path):
+    env = {**client_env(cluster), "RAY_AUTH_MODE": "disabled", "RAY_gcs_server_port_wait_time_s": "1"}
+    done = launch(CONFIG, tmp_path, env, "--address", cluster.address)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "RAY_AUTH_MODE=disabled in this environment sends none" in done.stderr, done.stderr
+    assert "refused this client's token" not in done.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 

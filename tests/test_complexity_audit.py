@@ -109,6 +109,37 @@ def test_nothing_measured_means_no_judgement():
     assert any(r.startswith("nothing measured") for r in f.reasons)
 
 
+# P01's closed form as `evolve verify` timed it: the probes and the whole ladder, every call tens of
+# microseconds (load noise makes larger sizes no slower, sometimes faster)
+FAST_LADDER = [(6, 1.2e-5), (10, 1.6e-5), (14, 1.5e-5), (100, 6.9e-5), (1000, 5.9e-5), (10_000, 7.3e-5),
+               (100_000, 6.5e-5), (200_000, 7.2e-6), (400_000, 7.9e-6)]
+
+
+@pytest.mark.parametrize("claim", ["O(1)", "O(n)", "O(n^2)"])
+def test_a_program_too_fast_for_the_timer_is_honest_over_the_whole_ladder_and_says_on_what(claim):
+    f = audit_complexity(claim, CLOSED_FORM_P01, FAST_LADDER, lattice=False, last_ladder_n=100_000)
+    assert f.honest is True, f.reasons
+    c = f.to_verdict()
+    assert c.honest is True and c.evidence == f.reasons[0]
+    if claim == "O(1)":      # no ceiling rules out anything above O(1): the whole ladder is the evidence
+        assert "its timings over the whole ladder: 9 sizes from n=6 to n=400000" in c.evidence
+        assert "the last ladder size 100000 included" in c.evidence and "under 2 ms" in c.evidence
+    else:
+        assert c.evidence.startswith(f"claimed {claim}")
+
+
+def test_the_whole_ladder_reading_needs_the_whole_ladder_and_a_cost_within_the_claim():
+    # the ladder stopped early (a quick look): nothing said about the sizes it did not reach
+    assert audit_complexity("O(1)", CLOSED_FORM_P01, FAST_LADDER[:5], lattice=False,
+                            last_ladder_n=100_000).honest is None
+    # the time grew 40000-fold from n = 6 to n = 100000: not O(1), whatever the fit could not say
+    growing = [(6, 1.2e-5), (10, 1.6e-5), (14, 2e-5), (100, 1e-4), (1000, 1e-3), (100_000, 0.5)]
+    assert audit_complexity("O(1)", CLOSED_FORM_P01, growing, lattice=False, last_ladder_n=100_000).honest is None
+    # the code's own costliest construct (a loop over n) is more than O(1): the ladder does not overrule it
+    loop = "def Z_efficient(params, n):\n    z = 1.0\n    for i in range(n):\n        z *= 2.0\n    return z\n"
+    assert audit_complexity("O(1)", loop, FAST_LADDER, lattice=False, last_ladder_n=100_000).honest is None
+
+
 def test_guarded_brute_force_fallback_does_not_count():
     code = "import math\n" + BRUTE_FORCE.replace(
         "    Z = 0.0\n", "    if n > 20:\n        return 2 * (2 * math.cosh(params['beta'])) ** (n - 1)\n    Z = 0.0\n")

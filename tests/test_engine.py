@@ -114,7 +114,7 @@ def plugin_dir(tmp_path, monkeypatch):
     search.proposers.proposer_names(), search.strategies.strategy_names()  # the built-ins are registered first
     for package in (search.proposers, search.strategies):
         monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
-        monkeypatch.setattr(package._registry, "classes", dict(package._registry.classes))  # forgotten afterwards
+        monkeypatch.setattr(package._registry, "entries", dict(package._registry.entries))  # forgotten afterwards
     yield folder
     for module in folder.glob("*.py"):   # imported again (and registered again) by the next test that writes it
         for package in (search.proposers, search.strategies):

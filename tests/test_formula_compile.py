@@ -271,3 +271,20 @@ def test_the_geometry_inference_never_crashes(case):
         assert np.array_equal(positions, given_points[0])          # points given with the instance win
     if len(shp) == 3:
         assert positions is None
+
+
+def test_round_of_a_table_entry_is_pythons_round_in_both_evaluators():
+    """round(A[i], 1) at A[i] = 0.95 is 0.9 (the float is 0.9499...); numpy's scalar round says 1.0. The
+    interpreter and the compiled reader must both keep Python's answer (found by the generator above)."""
+    terms = (Term(loops=(), scale=Fraction(1), coef=None, sites=(("0",),), affine=(Fraction(1), Fraction(0))),
+             Term(loops=(Loop("i", "0", "n - 1"),), scale=Fraction(1), coef="round(A[i], 1)", sites=(("0",),),
+                  affine=(Fraction(1), Fraction(0))))
+    weight = Formula(shape=("n",), params=PARAMS, terms=terms, domain="pm1", convention="weight", variable="x",
+                     beta_key="")
+    cs = ConstrainedSum(weight, (Parity((), (), (("0",),), "1", (Fraction(1, 2), Fraction(1, 2))),))
+    a = [0.0] * 16
+    a[8] = 0.95
+    values = {"beta": 1.0, "J": 0.0, "h": 0.0, "A": a, "B": [[0.0] * 16] * 16, "S": [0] * 16, "p": 0.1}
+    want = 1.9 + 8 * np.log(2.0)             # s[0] = +1 by the parity; the other 8 spins are free
+    assert cs.log_value(values, 9) == pytest.approx(want, rel=1e-12)
+    assert value(compile_reader(cs).load()(values, 9)) == pytest.approx(want, rel=1e-12)

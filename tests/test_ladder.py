@@ -9,6 +9,7 @@ from evaluators.ladder import LadderBudget
 from evaluators.submission import Submission
 from evaluators.verify import VerifyOptions, verify
 from tasks.registry import get_task
+from tasks.base import COLD_STRATA
 
 QUICK = VerifyOptions(samples=2, judge=False, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0))
 
@@ -49,10 +50,13 @@ def test_correct_candidate_climbs_and_records_rung_times(sandbox):
     v = verify(get_task("P01"), Submission(code), QUICK, sandbox)
     assert v.verdict == "accept", v.feedback
     ladder = [r for r in v.numerical.rungs if r.stage == "ladder"]
-    # every size is checked on a typical draw and on a cold one (beta |J| >= 6), one record each
-    assert [(r.n, r.draw) for r in ladder] == [(n, d) for n in get_task("P01").ladder_sizes for d in ("typical", "cold")]
+    # every size is checked on a typical draw and on one cold draw per stratum (beta |J| 6 .. 3000)
+    assert [(r.n, r.draw) for r in ladder] == [(n, d) for n in get_task("P01").ladder_sizes
+                                               for d in ("typical",) + ("cold",) * len(COLD_STRATA)]
     assert all(r.passed and r.seconds >= 0 and r.rel_err < 1e-6 for r in ladder)
-    assert all(6.0 <= float(r.note.rsplit("= ", 1)[1]) <= 10.0 for r in ladder if r.draw == "cold")
+    for n in get_task("P01").ladder_sizes:
+        cold = [float(r.note.rsplit("= ", 1)[1]) for r in ladder if r.draw == "cold" and r.n == n]
+        assert all(lo <= bj <= hi for bj, (lo, hi) in zip(cold, COLD_STRATA)), cold
     assert v.numerical.largest_n_verified == 100_000
     assert v.numerical.frontier is None
 
@@ -62,7 +66,9 @@ def test_a_size_cap_ends_the_climb_at_the_cap_as_the_verifiers_own_limit(sandbox
     capped = VerifyOptions(samples=1, judge=False, ladder_budget=LadderBudget(rung_timeout_s=10.0, total_s=60.0, max_n=5000))
     v = verify(get_task("P01"), Submission(code), capped, sandbox)
     assert v.verdict == "accept", v.feedback
-    assert [r.n for r in v.numerical.rungs if r.stage == "ladder"] == [100, 100, 1000, 1000], "nothing above the cap runs"
+    per_rung = 1 + len(COLD_STRATA)                 # a typical draw and the cold ones
+    assert [r.n for r in v.numerical.rungs if r.stage == "ladder"] == [100] * per_rung + [1000] * per_rung, \
+        "nothing above the cap runs"
     assert v.numerical.largest_n_verified == 1000
     assert (v.numerical.frontier.n, v.numerical.frontier.kind) == (10_000, "ladder_cap")
     assert "ladder_max_n" in v.numerical.frontier.detail
@@ -95,7 +101,9 @@ def test_memory_budget_marks_the_frontier(sandbox):
 
 
 def test_draws_cover_the_whole_physical_range():
-    """Cold draws at every rung, beta * max|J| in [6, 10]; critical draws where the task has a critical point."""
+    """Cold draws at every rung, one per stratum of beta * max|J| (6 .. 30, 30 .. 300, 300 .. 3000:
+    issue 36's program changed route at 12, past the old single draw in [6, 10]); critical draws
+    where the task has a critical point; the error-rate tasks' cold p down to ~1e-304 (K <= 350)."""
     from evaluators.ladder import ladder_draws
     from tasks.base import coupling_scale
     from tasks.catalog.p03_torus import ONSAGER_KC
@@ -103,16 +111,21 @@ def test_draws_cover_the_whole_physical_range():
     for task_id in ("P01", "P03", "P04", "P05", "P06", "T08", "T10", "T17"):
         task = get_task(task_id)
         n = task.ladder_sizes[-1]
-        draws = {d.kind: d for d in ladder_draws(task, n, seed=3)}
-        model = task.to_model(draws["cold"].params, n)
-        assert 6.0 <= model.beta * coupling_scale(model) <= 10.0, task_id
-        assert draws["cold"].note.startswith("cold: beta = ")
-        assert ("critical" in draws) == (task_id in ("P03", "T10")), task_id
+        draws = ladder_draws(task, n, seed=3)
+        cold = [d for d in draws if d.kind == "cold"]
+        assert len(cold) == len(COLD_STRATA), task_id
+        for d, (lo, hi) in zip(cold, COLD_STRATA):
+            model = task.to_model(d.params, n)
+            assert lo <= model.beta * coupling_scale(model) <= hi, task_id
+            assert d.note.startswith("cold: beta = ")
+        assert any(d.kind == "critical" for d in draws) == (task_id in ("P03", "T10")), task_id
     p03 = {d.kind: d for d in ladder_draws(get_task("P03"), 1024, seed=0)}
     assert p03["critical"].params["beta"] * p03["critical"].params["J"] == pytest.approx(ONSAGER_KC)
     for task_id in ("T18", "T19", "T20"):
-        draws = {d.kind: d for d in ladder_draws(get_task(task_id), 64, seed=1)}
-        assert 1e-17 <= draws["cold"].params["p"] <= 1e-6 and draws["critical"].params["p"] == pytest.approx(0.10919)
+        draws = ladder_draws(get_task(task_id), 64, seed=1)
+        ks = [0.5 * (np.log1p(-d.params["p"]) - np.log(d.params["p"])) for d in draws if d.kind == "cold"]
+        assert len(ks) == 3 and all(lo <= k <= min(hi, 350.0) for k, (lo, hi) in zip(ks, COLD_STRATA)), ks
+        assert [d.params["p"] for d in draws if d.kind == "critical"] == [pytest.approx(0.10919)]
 
 
 def test_an_evaluator_draws_each_rung_once_and_per_task_object():

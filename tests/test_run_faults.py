@@ -7,10 +7,18 @@
 - The driver raises: status.json says failed, with the exception.
 - The driver alone is SIGKILLed (not its process group): its local Ray cluster - GCS, raylet,
   dashboard and runtime agents, workers - ends with it, and status.json says failed.
+- SIGTERM reaches the driver: the run is interrupted (exit 143), as the README says, not failed with
+  a SystemError out of Ray's ``wait``; it resumes to the end of its budget.
+- The strategy's database actor is killed: the run fails, and says why where a user looks (status,
+  ``evolve show``, ``show --json``, the report), in whole words, naming ``evolve resume``, which
+  then finishes it.
+- No evaluator can ever be placed (it reserves more CPUs than any node has): the wall-time budget
+  still ends the run.
 """
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,3 +215,116 @@ def test_a_run_directory_that_refuses_writes_mid_run_is_one_line_and_the_run_fai
     (run,) = (tmp_path / "runs").iterdir()
     status = json.loads((run / "status.json").read_text())
     assert status["state"] == "failed" and status["counts"]["reason"].startswith("PermissionError")
+
+
+def _launch_process(tmp_path, config=CONFIG) -> subprocess.Popen:
+    cfg_path = tmp_path / "cfg.yaml"
+    cfg_path.write_text(yaml.safe_dump(config))
+    evolve = str(Path(sys.executable).with_name("evolve"))
+    return subprocess.Popen([evolve, "launch", str(cfg_path), "--run-root", str(tmp_path / "runs")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(tmp_path, driver, kind: str, timeout_s: float = 300) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and driver.poll() is None:
+        journals = list((tmp_path / "runs").glob("*/journal.msgpack"))
+        if journals and any(r["kind"] == kind for r in read_journal(journals[0]).records):
+            return
+        time.sleep(0.2)
+    pytest.fail(f"no {kind} record before the run ended or {timeout_s:.0f} s passed")
+
+
+def test_sigterm_interrupts_the_run_and_it_resumes_to_the_end(ray_session, tmp_path, capsys):
+    from evolve import cli
+
+    driver = _launch_process(tmp_path)
+    try:
+        _wait_for(tmp_path, driver, "proposal")
+        driver.send_signal(signal.SIGTERM)
+        out, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode in (130, 143), err[-2000:]
+    assert err.strip().splitlines()[-1] == "terminated (SIGTERM)", err[-2000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["state"] == "interrupted" and status["counts"]["reason"] == "SIGTERM", status
+    assert f"SIGTERM; `evolve resume {run_dir}` continues" in (run_dir / "run.log").read_text()
+
+    assert cli.main(["resume", str(run_dir)]) == 0, capsys.readouterr().err
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "finished"
+    ids = [p["candidate"]["id"] for p in records(run_dir, "proposal")]
+    assert len(ids) == len(set(ids)) == CONFIG["budgets"]["proposals"], "the budget completed, nothing twice"
+    judged = [e["id"] for e in records(run_dir, "evaluation")]
+    assert len(judged) == len(set(judged))
+
+
+def test_a_killed_database_actor_fails_the_run_saying_why_and_resume_finishes_it(ray_session, tmp_path, capsys):
+    from ray.exceptions import RayActorError
+
+    from evolve import cli
+    from evolve.report.run_report import write_run_report
+
+    killed = []
+    cfg = config_from_dict(CONFIG)
+    store = RunStore.create(tmp_path, cfg.to_dict(), cfg.task)
+    helper = threading.Thread(target=kill_when, daemon=True, args=(
+        store, "database", lambda recs: any(r["kind"] == "evaluation" for r in recs), killed))
+    helper.start()
+    try:
+        with pytest.raises(RayActorError):
+            drive(cfg, store, progress=Progress(cfg.budgets, stream=open(os.devnull, "w")))
+    finally:
+        store.close()
+        helper.join(timeout=60)
+    assert [k for k, _ in killed] == ["database"]
+    reason = json.loads((store.path / "status.json").read_text())["counts"]["reason"]
+    assert reason.startswith("the IslandDatabase actor died (") and "killed by `ray.kill`" in reason, reason
+    assert reason.endswith(f"`evolve resume {store.path}` continues the run from its last snapshot"), reason
+
+    capsys.readouterr()
+    assert cli.main(["show", str(store.path)]) == 0
+    assert f"FAILED: {reason}" in capsys.readouterr().out
+    assert cli.main(["show", str(store.path), "--json"]) == 0
+    failure = json.loads(capsys.readouterr().out)["failure"]
+    assert failure["kind"] == "error" and failure["reason"] == reason
+    page = write_run_report(store.path).path.read_text()
+    data = json.loads(re.search(r"id='report-data'>(.*?)</script>", page, re.S).group(1))
+    assert data["failure"]["reason"] == reason and "why it failed" in page
+
+    assert cli.main(["resume", str(store.path)]) == 0, capsys.readouterr().err
+    assert json.loads((store.path / "status.json").read_text())["state"] == "finished"
+    ids = [p["candidate"]["id"] for p in records(store.path, "proposal")]
+    assert len(ids) == len(set(ids)) == CONFIG["budgets"]["proposals"]
+
+
+def test_the_wall_budget_holds_when_no_evaluator_can_be_placed(ray_session, tmp_path):
+    # 4 CPUs per evaluator on a 2-CPU cluster: Ray keeps the actors pending forever, and before the
+    # wall clock was a deadline the run waited with them
+    raw = {**CONFIG, "budgets": {**CONFIG["budgets"], "wall_time_s": 20},
+           "ray": {**CONFIG["ray"], "evaluator_cpus": 4.0}}
+    cfg = config_from_dict(raw)
+    store = RunStore.create(tmp_path, cfg.to_dict(), cfg.task)
+    outcome = {}
+
+    def go():
+        try:
+            outcome["reason"] = drive(cfg, store, progress=Progress(cfg.budgets, stream=open(os.devnull, "w")))
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            outcome["error"] = exc
+
+    started = time.monotonic()
+    worker = threading.Thread(target=go, daemon=True)
+    worker.start()
+    worker.join(timeout=150)
+    assert not worker.is_alive(), "the run went on past its wall budget (20 s) for more than two minutes"
+    store.close()
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["reason"].startswith("wall-time budget reached (20 s) with"), outcome["reason"]
+    assert time.monotonic() - started < 90
+    status = json.loads((store.path / "status.json").read_text())
+    assert status["state"] == "finished" and status["counts"]["reason"] == outcome["reason"]
+    assert records(store.path, "finish")[-1]["reason"] == outcome["reason"]
+    assert not [a for a in ray.util.list_named_actors() if store.run_id in a], "its actors are gone"

@@ -100,9 +100,12 @@ def test_structure_analysis_picks_oracles_and_classes(diamond):
 
     fam = family_structure(diamond, sizes=(7, 13, 301, 1501))
     assert fam.pathwidth_growth == "bounded" and fam.treewidth_growth == "bounded" and fam.has_fields
-    assert set(polynomial_classes(fam)) == {"transfer_matrix", "treewidth_bounded"}
+    # a chain of diamonds is outerplanar: one ghost spin joined to every site keeps it planar, so the fields
+    # are no obstacle to a Pfaffian (pfaffian and its alias free_fermion are admitted beside the transfer matrix)
+    assert fam.ghost_planar
+    assert set(polynomial_classes(fam)) == {"transfer_matrix", "treewidth_bounded", "pfaffian", "free_fermion"}
     assert admissible(diamond.gold.tractable_class, fam)[0]
-    for wrong in ("pfaffian", "gauge", "no_efficient_known"):
+    for wrong in ("gauge", "no_efficient_known"):
         assert not admissible(wrong, fam)[0], wrong
 
     small = diamond.to_model(diamond.probe_params(13, 0, 0), 13)

@@ -331,7 +331,9 @@ def test_every_ladder_size_is_exact_in_seconds(task):
 @pytest.mark.parametrize("task", by_id(V1_IDS))
 def test_every_ladder_size_has_an_exact_method(task):
     for n in task.ladder_sizes:
-        assert oracle_for(task.to_model(task.probe_params(n, 0, 0), n)) in {*STRUCTURAL.values(), "elimination"}
+        # (T12's Mattis torus is Kaufman's after a gauge since issue 36)
+        assert oracle_for(task.to_model(task.probe_params(n, 0, 0), n)) in {*STRUCTURAL.values(), "elimination",
+                                                                             "kaufman"}
 
 
 # -- samplers and symmetries ------------------------------------------------------------------------

@@ -106,3 +106,19 @@ def test_polynomial_claim_with_no_rung_beyond_the_probes_is_not_accepted(sandbox
     assert v.numerical.passed and v.numerical.frontier.kind == "overflow"
     assert v.complexity.honest is not False
     assert v.verdict == "reject" and "needs at least one size beyond the probes" in v.feedback, v.feedback
+
+
+def test_t14_program_that_read_its_ground_state_line_off_two_runs_is_rejected_cold(sandbox):
+    """Issue 36: the T14 program as derived on main (planar Pfaffian, colder than beta |J| = 12 the
+    ground-state line read off unbounded runs at 10 and 12) passed every check while the cold draws
+    stopped at beta |J| = 10. It is wrong above 12 (0.02 in log Z on 16 x 16, 60 on 32 x 32 at 20):
+    the cold draws now reach it, and the feedback names the draw."""
+    task, sub = case("t14_line_from_two_runs.py")
+    v = verify(task, sub, FULL, sandbox)
+    assert v.verdict == "reject", v.feedback
+    bad = [r for r in v.numerical.rungs if not r.passed]
+    assert bad and bad[0].stage == "ladder" and bad[0].draw == "cold", v.feedback
+    assert float(bad[0].note.rsplit("= ", 1)[1]) > 12.0
+    assert re.search(rf"At n={bad[0].n} .*cold: beta = [0-9.e+]+, beta\*\|J\| = [0-9.e+]+.*relative error", v.feedback)
+    # right wherever it was checked before: the probes and the warm draws
+    assert all(r.passed for r in v.numerical.rungs if r.stage != "ladder" or r.draw == "typical")

@@ -127,11 +127,14 @@ def orphan_trials(storage: str, space: dict) -> None:
         trial.set_user_attr("tuner", {"host": socket.gethostname(), "pid": pid})
 
 
-def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_best_config(ray_cluster, tmp_path):
+def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_best_config(ray_cluster, tmp_path,
+                                                                                         monkeypatch):
     from optuna.trial import TrialState
 
+    from evolve.tuning import tune as tuning
     from evolve.tuning.tune import TrialLog, tune
 
+    monkeypatch.setattr(tuning, "HEARTBEAT_S", 1.0)     # the running trials' progress every second, not every 20
     cfg_path, storage = study_config(tmp_path, parallel_trials=2)
     (tmp_path / "tuning").mkdir()
     orphan_trials(storage, parse_space(SPACE, load_config(cfg_path).to_dict()))
@@ -155,6 +158,11 @@ def test_a_resumed_study_reruns_the_orphaned_trial_in_parallel_and_writes_the_be
     assert a["started"] < b["ended"] and b["started"] < a["ended"], "the two trials overlapped in time"
     assert a["evaluator_cpus"] == b["evaluator_cpus"] == 1.0, "2 CPUs per evaluator were scaled to fit 2 trials"
     assert sum("best so far" in line for line in lines) == 2
+    # the tuner is not silent until its first trial ends: it says what it starts, then how the trials are doing
+    first_end = next(k for k, line in enumerate(lines) if "best so far" in line)
+    assert lines[2].startswith("study p01 in sqlite:///") and "2 trial(s) to run, 2 at a time" in lines[2], lines
+    assert {"trial 2 launched", "trial 3 launched"} <= {line.split(":")[0] for line in lines[:first_end]}
+    assert any(line.startswith("running: trial 2 ") and "proposal(s)" in line for line in lines[:first_end]), lines
     for t in trials[2:]:
         rec = a if a["trial"] == t.number else b
         assert (t.user_attrs["started"], t.user_attrs["ended"], t.value) == (rec["started"], rec["ended"], rec["value"])

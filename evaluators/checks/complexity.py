@@ -16,8 +16,10 @@ honest exponential claim is honest. Two more readings (``cost_evidence``): the l
 (out of time or memory at a size a polynomial claim reaches) makes a polynomial claim dishonest;
 when nothing was measured, the code's costliest construct (``static_estimate``, a single loop
 over n included) within the claim, or a size finished faster than any costlier program could,
-makes it honest. None only when the claim is missing or unreadable, or when neither the code
-nor the timings say anything.
+or times that grew no faster than the claim over the whole ladder (``ladder_within_claim``: a
+program too fast for the timer) make it honest. None only when the claim is missing or
+unreadable, or when neither the code nor the timings say anything. The verdict carries the
+sentence the judgement rests on (``Complexity.evidence``), so an honest verdict says on what.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
-from evaluators.checks.cost_evidence import frontier_contradiction, timing_ceiling_support
+from evaluators.checks.cost_evidence import frontier_contradiction, ladder_within_claim, timing_ceiling_support
 from evaluators.checks.growth import Growth, at_least, log2_steps
 from evaluators.checks.static_cost import StaticFinding, growth_key, static_estimate, static_evidence
 from evaluators.checks.timing_fit import MIN_SECONDS, Fit, fit_growth
@@ -48,8 +50,9 @@ class ComplexityFinding:
     fit: Fit | None = field(default=None, repr=False)
 
     def to_verdict(self) -> Complexity:
-        """The Verdict's ``complexity`` section."""
-        return Complexity(claimed=self.claimed, measured=self.measured, honest=self.honest)
+        """The Verdict's ``complexity`` section; ``evidence`` is the sentence the judgement rests on."""
+        evidence = self.reasons[0] if self.honest is not None and self.reasons else None
+        return Complexity(claimed=self.claimed, measured=self.measured, honest=self.honest, evidence=evidence)
 
     def feedback(self) -> str:
         """Plain words for the next proposal; empty when the claim was found honest."""
@@ -58,12 +61,14 @@ class ComplexityFinding:
 
 def audit_complexity(claim: str | None, code: str, timings: list[tuple[int, float]],
                      lattice: bool, frontier: Frontier | None = None,
-                     first_ladder_n: int | None = None) -> ComplexityFinding:
+                     first_ladder_n: int | None = None, last_ladder_n: int | None = None) -> ComplexityFinding:
     """Judge ``claim`` against the code and its (n, seconds) timings (n = number of spins).
 
     ``lattice``: the task's n is L^2 (so L in the claim means sqrt(n)); see ``parse_claim``.
     ``frontier``: where the ladder ran out of time or memory, if it did; ``first_ladder_n`` the
-    task's first size beyond the probes (a polynomial claim must reach it).
+    task's first size beyond the probes (a polynomial claim must reach it); ``last_ladder_n`` its
+    last size, when the ladder was climbed (timings that reach it and stay within the claim are
+    evidence for it).
     """
     reasons: list[str] = []
     claimed_growth = None
@@ -118,7 +123,7 @@ def audit_complexity(claim: str | None, code: str, timings: list[tuple[int, floa
         if measured is None:
             measured = f"more than the claim allows (from the ladder: out of {frontier.kind} at n={frontier.n})"
     elif honest is None and claimed_growth is not None:
-        support = _support(claimed_growth, code, timings)
+        support = _support(claimed_growth, code, timings, last_ladder_n)
         if support:
             honest = True
             reasons = [r for r in reasons if not r.startswith("nothing measured")]
@@ -126,7 +131,7 @@ def audit_complexity(claim: str | None, code: str, timings: list[tuple[int, floa
     return ComplexityFinding(claim, claimed_growth, measured, measured_growth, static, honest, reasons, fit)
 
 
-def _support(claimed: Growth, code: str, timings) -> list[str]:
+def _support(claimed: Growth, code: str, timings, last_ladder_n: int | None = None) -> list[str]:
     """Evidence that the cost is within the claim when nothing costly was measured."""
     out = []
     estimate = static_estimate(code)
@@ -135,6 +140,10 @@ def _support(claimed: Growth, code: str, timings) -> list[str]:
     ceiling = timing_ceiling_support(claimed, timings)
     if ceiling:
         out.append(f"its timings: {ceiling}")
+    elif not out and estimate is None:   # the weakest reading: only when nothing stronger, or against it, is there
+        within = ladder_within_claim(claimed, timings, last_ladder_n)
+        if within:
+            out.append(within)
     return out
 
 

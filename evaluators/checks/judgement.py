@@ -67,9 +67,11 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
             timings, extra["candidate_s"], extra["note"] = _time_more_sizes(sub.code, function, task, sandbox, seed,
                                                                             budget, timings, extra_sizes)
     first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
+    last_rung = max(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     with timed(profile, "complexity_audit"):
         finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
-                                   frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung)
+                                   frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung,
+                                   last_ladder_n=last_rung)
     v.complexity = finding.to_verdict()
 
     with timed(profile, "class_analysis"):

@@ -19,6 +19,9 @@ ground-state limit from K = 1e-300 to K = 1000 (tests/test_oracle_sweep.py).
 Conventions: natural log Z; J in energy units (H = -J sum_<ij> s_i s_j), K = beta J. An
 antiferromagnet on a torus with both sides even maps to the ferromagnet by flipping one
 sublattice (log Z(K) = log Z(-K)); with an odd side it is frustrated and not covered here.
+Couplings of one magnitude with mixed signs are the homogeneous ferromagnet after a gauge
+s_i -> tau_i s_i when every cycle carries an even number of negative ones (a Mattis torus,
+J xi_i xi_j: T12), found along a spanning tree and checked on every edge; Z is unchanged.
 """
 
 from __future__ import annotations
@@ -122,18 +125,43 @@ def kaufman_applies(model: IsingModel) -> str | None:
     edges, J = model.couplings
     if edges.shape != (2 * model.n, 2) or not np.array_equal(edges, _torus_pairs(lat.rows, lat.cols)):
         return "couplings are not exactly the nearest-neighbour pairs of the torus"
-    if not np.all(J == J[0]):
-        return "couplings are not all equal"
-    if J[0] < 0 and (lat.rows % 2 or lat.cols % 2):
-        return f"antiferromagnet on a {lat.rows} x {lat.cols} torus with an odd side is frustrated"
+    if np.all(J == J[0]):
+        if J[0] < 0 and (lat.rows % 2 or lat.cols % 2):
+            return f"antiferromagnet on a {lat.rows} x {lat.cols} torus with an odd side is frustrated"
+        return None
+    if not np.all(np.abs(J) == abs(J[0])):
+        return "couplings are not all of one magnitude"
+    if _ferromagnetic_gauge(model.n, edges, J) is None:
+        return "couplings of one magnitude whose signs no gauge makes equal (a frustrated cycle)"
     return None
 
 
+def _ferromagnetic_gauge(n: int, edges: np.ndarray, J: np.ndarray) -> np.ndarray | None:
+    """Signs tau with J_e tau_u tau_v > 0 on every edge (from a spanning forest, checked on every
+    edge), or None when a cycle carries an odd number of negative couplings."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    graph = coo_matrix((np.sign(J), (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
+    sym = (graph + graph.T).tocsr()
+    tau = np.zeros(n)
+    _, label = connected_components(sym, directed=False)
+    for root in np.unique(label, return_index=True)[1]:
+        order, pred = breadth_first_order(sym, int(root), directed=False, return_predecessors=True)
+        tau[root] = 1.0
+        for v in order[1:]:                   # each vertex after its predecessor, in BFS order
+            tau[v] = tau[pred[v]] * sym[pred[v], v]
+    return tau if np.all(J * tau[edges[:, 0]] * tau[edges[:, 1]] > 0) else None
+
+
 def kaufman_log_z(model: IsingModel) -> float:
-    """Exact natural log Z at model.beta of a homogeneous zero-field NN torus (P03), else NotApplicable."""
+    """Exact natural log Z at model.beta of a zero-field NN torus whose couplings are equal, or of
+    one magnitude with signs a gauge s_i -> tau_i s_i makes equal (a Mattis torus, T12: Z is
+    unchanged by the gauge), else NotApplicable."""
     reason = kaufman_applies(model)
     if reason is not None:
         raise NotApplicable(reason)
-    J = float(model.couplings[1][0])
+    J = model.couplings[1]
+    K = model.beta * (float(J[0]) if np.all(J == J[0]) else abs(float(J[0])))
     lat = model.lattice
-    return kaufman_torus_log_z(model.beta * J, lat.rows, lat.cols) + model.beta * model.constant
+    return kaufman_torus_log_z(K, lat.rows, lat.cols) + model.beta * model.constant

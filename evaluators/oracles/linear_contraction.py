@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from evaluators.oracles.binary_permute import permute_binary_bounds
+from evaluators.oracles.budget import check
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
 TINY = 1e-290
@@ -234,6 +235,7 @@ def _contract_slice(tree, arrays: list[np.ndarray], i: int, buffers: Buffers | N
     for leaf, arr in enumerate(tree.slice_arrays(arrays, i)):
         temps[leaf] = (np.ascontiguousarray(arr), leaves[leaf], None, None)
     for p, left, right, kept in merges:
+        check("contracting the path")
         (a, ia, buffer_a, summed_a), (b, ib, buffer_b, summed_b) = temps.pop(left), temps.pop(right)
         out, labels, summed, e = _contract_checked(a, ia, summed_a, b, ib, summed_b, kept, buffers)
         buffers.give(buffer_a)

@@ -18,7 +18,11 @@ Here:
 - when a check fails (cold), the contraction is redone on logs: each entry is a log weight,
   each pairwise contraction is a batched matrix product of exp(A - max_j A) and exp(B - max_j B)
   (BLAS), and any output entry whose product fell below ``J * TINY`` is recomputed exactly by a
-  two-pass log-sum-exp over its terms. Nothing can underflow, at some extra cost.
+  two-pass log-sum-exp over its terms. Nothing can underflow, at some extra cost (several times
+  the float64 route's, more the colder it is): under a time budget
+  (:mod:`evaluators.oracles.budget`) it refuses before it starts when the float64 route's
+  predicted time times LOG_ROUTE_SLOWDOWN does not fit, and before an exact recomputation that
+  does not, and it checks the budget between pairwise contractions.
 
 Both run with BLAS limited to one thread (threadpoolctl): the contractions are batched matrix
 products of many small matrices, and OpenBLAS's threads synchronise per call; on the 2 shared
@@ -36,10 +40,15 @@ import numpy as np
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
+from evaluators.oracles.budget import affordable, check
 from evaluators.oracles.linear_contraction import TINY, RangeExceeded, linear_log, log_sum
 
 #: slices contracted at once: one per core here; each holds its own intermediates (up to the budget)
 SLICE_WORKERS = 2
+#: the log-domain route's time over the float64 route's, at least (T12 n = 256: 17 s at beta 1, 90 s
+#: in logs at beta 40; colder, more entries are recomputed term by term, each costing EXACT_TERM_S)
+LOG_ROUTE_SLOWDOWN = 5.0
+EXACT_TERM_S = 1e-8
 
 
 @njit(cache=True, parallel=True)
@@ -74,6 +83,8 @@ def log_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     C += bm
     if bad.any():
         bb, ii, kk = np.nonzero(bad)
+        affordable(len(bb) * nj * EXACT_TERM_S, f"the cold (log-domain) contraction recomputing "
+                   f"{len(bb):.3g} entries of {nj} terms each exactly")
         vals = np.empty(len(bb))
         _exact_log_matmul_entries(np.ascontiguousarray(A), np.ascontiguousarray(B), bb, ii, kk, vals)
         C[bb, ii, kk] = vals
@@ -124,6 +135,7 @@ def _log_core(tree, log_arrays: list[np.ndarray]) -> float:
         temps[leaf] = (arr - top, tuple(c for c in tree.inputs[leaf] if c not in sliced))
     root = None
     for p, l, r in tree.traverse():
+        check("the cold (log-domain) contraction")
         (a, ia), (b, ib) = temps.pop(l), temps.pop(r)
         ip = tuple(tree.get_inds(p))
         c = _log_pair(a, ia, b, ib, ip)
@@ -144,7 +156,7 @@ def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
 
 def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
                  blas_threads: int | None = 1, slice_workers: int = SLICE_WORKERS,
-                 linear_seconds: list | None = None) -> float:
+                 linear_seconds: list | None = None, linear_predicted_s: float | None = None) -> float:
     """Natural log of the full contraction of exp(log_arrays) along ``tree`` (cotengra, sliced
     or not). ``log_arrays`` hold finite log weights; linear float64 where every intermediate
     passes the range check, else (or when forced) the log-domain contraction. ``blas_threads``:
@@ -161,4 +173,7 @@ def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = Fa
                 return value
             except RangeExceeded:
                 pass
+        if linear_predicted_s is not None:
+            affordable(LOG_ROUTE_SLOWDOWN * linear_predicted_s, "the cold (log-domain) contraction",
+                       "the float64 route underflows at this temperature")
         return _log_domain_log(tree, log_arrays)

@@ -218,11 +218,14 @@ def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None,
 
 
 def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
-                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None):
+                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None,
+                hard_stop_s: float | None = None):
     """The best tree a hyper-optimised search finds for the network (``inputs``: index labels per
     tensor, ``shapes``: their shapes; scalar output), within the budget of 2^max_width floats per
     intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
-    best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned."""
+    best ``REFINE_CANDIDATES`` trees refined (:func:`refined`) and the best of those returned.
+    ``hard_stop_s``: from a caller's time budget, the search stops after this many seconds whatever
+    its trials (the first trial always completes) and its trees are not refined."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
     costs = costs or rates()   # read once: the whole search scores and stops by the same figures
     opt = hyper_optimizer(max_width, max_trials, costs=costs)
@@ -243,10 +246,13 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
         allowed = SEARCH_FRACTION * predicted_seconds(float(tree.contraction_cost()), float(tree.total_write()), costs)
         return min(allowed, MAX_SEARCH_S) - (time.perf_counter() - start)
 
+    def late() -> bool:  # past the caller's hard stop (a time budget): no more trials, no refinement
+        return hard_stop_s is not None and time.perf_counter() - start >= hard_stop_s
+
     def done() -> bool:
         if not opt.scores:
             return False
-        if len(opt.scores) >= max_trials:
+        if len(opt.scores) >= max_trials or late():
             return True
         return len(opt.scores) >= MIN_TRIALS and left_s() < 0
 
@@ -262,7 +268,8 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
             _run_in(opt, trials, None)
             while not done():
                 run(_CHUNK_PER_WORKER)
-        candidates = _refine_all([tree for _, _, tree in trials.best] or [opt.tree], max_width, trials.pool, costs)
+        best = [tree for _, _, tree in trials.best] or [opt.tree]
+        candidates = best if late() else _refine_all(best, max_width, trials.pool, costs)
     finally:
         opt.parallel = False
         if pool is not None:

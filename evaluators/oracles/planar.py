@@ -65,7 +65,10 @@ from scipy.sparse.linalg import splu
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.dual_pfaffian import FACE_GROUP_UNITS, dual_pfaffian_matrix
 from evaluators.oracles.kac_ward import kac_ward_matrix
+from evaluators.oracles.budget import affordable, check, remaining
 from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multiples
+from evaluators.oracles.planar_ground import MILP_TIME_S, min_t_join
+from evaluators.oracles.transfer_matrix import DEFAULT_MAX_WIDTH as TM_MAX_WIDTH
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
 from evaluators.oracles.skew_pfaffian import PIVOT_THRESHOLD, log_abs_pfaffian, log_abs_pfaffian_bounded
 from tasks.model import IsingModel
@@ -95,6 +98,9 @@ COLD_TOLERANCE = 1e-9
 #: edges; 3e-4 at beta = 8 and 1e7 at beta = 20 on 64 x 64): beyond this many edges in cycles the
 #: cold attempts (several bounded eliminations, minutes at L = 256) are not made
 CERTIFY_MAX_EDGES = 4096
+#: seconds of a 256 x 256 +-J grid in double-double (measured 2.5-2.6 s, README), the time budget's
+#: prediction scaling it as n^1.5
+PLANAR_S_AT_65536 = 3.0
 
 
 def _structure_reason(model: IsingModel) -> str | None:
@@ -157,6 +163,7 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     :func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields,
     k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
     """
+    affordable(PLANAR_S_AT_65536 * (model.n / 65536.0) ** 1.5, f"the elimination of {model.n} spins")
     emb, K, shift, method = _setup(model, method)
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
@@ -203,12 +210,17 @@ def _vouched(value: float, bound: float) -> bool:
 
 def _cold_log_z(emb, K: np.ndarray, top: float, extended: bool) -> float:
     """Cold: the elimination's value where its running bound vouches for it, else the
-    ground-state line of commensurate couplings (:mod:`evaluators.oracles.planar_cold`)."""
+    ground-state line of commensurate couplings (:mod:`evaluators.oracles.planar_cold`); else
+    TooLarge naming the limit met, in beta |J|, and what is within reach."""
     walled = ~_bridges(emb)
-    if int(walled.sum()) > CERTIFY_MAX_EDGES:
-        raise TooLarge(f"beta * |J| up to {top:.4g} on {int(walled.sum())} edges in cycles: the Pfaffian elimination's "
-                       f"running error bound cannot certify the low-temperature sum beyond {CERTIFY_MAX_EDGES} "
-                       "(it grows with the grid: 1e7 in log Z on 64 x 64 +-J at beta = 20)")
+    n_walled = int(walled.sum())
+    lift = (f"within reach: beta|J| <= {COLD_GUARD_ABOVE:g} at this size, or a smaller model (the transfer matrix "
+            f"takes any beta up to a frontier of {TM_MAX_WIDTH} spins)")
+    if n_walled > CERTIFY_MAX_EDGES:
+        raise TooLarge(f"beta|J| = {top:.4g} on {emb.n} spins with {n_walled} couplings in cycles: the certified cold "
+                       f"route stops at {CERTIFY_MAX_EDGES} couplings in cycles (about a 46 x 46 grid), since the "
+                       f"elimination's running error bound grows with the model (1e7 in log Z on a 64 x 64 +-J grid "
+                       f"at beta = 20 where the value is right); {lift}")
     bound = math.inf
     if top <= MAX_BETA_J:
         value, bound = _certified_log_z(emb, K, extended)
@@ -216,21 +228,31 @@ def _cold_log_z(emb, K: np.ndarray, top: float, extended: bool) -> float:
             return value
     # bridges keep their K: they add a constant in t to log Z
     unit = commensurate_multiples(np.abs(K[walled]))
+    line = "the couplings are not small integer multiples of one unit, so no ground-state line applies"
     if unit is not None:
         tau, m = unit
+        face_a, face_b = emb.face[:emb.m][walled], emb.face[emb.m:][walled]
+        negative = (K[walled] < 0).astype(np.float64)
 
         def at_unit(t: float) -> tuple[float, float]:
+            check("the cold line's reference eliminations")
             Kt = K.copy()
             Kt[walled] = np.sign(K[walled]) * m * t
             return _certified_log_z(emb, Kt, True)
 
-        limit = cold_limit_log_z(at_unit, m, tau)
-        if limit is not None and _vouched(limit.log_z, limit.bound):
+        def ground() -> int:
+            return min_t_join(face_a, face_b, emb.n_faces, m, negative, min(MILP_TIME_S, max(remaining(), 0.1)))
+
+        limit = cold_limit_log_z(at_unit, m, tau, ground)
+        if _vouched(limit.log_z, limit.bound):
             return limit.log_z
-    why = (f"its error bound is {bound:.2g} in log Z (> {COLD_TOLERANCE:g})" if top <= MAX_BETA_J else
-           f"the weights exp(-2 beta |J|) underflow double precision beyond {MAX_BETA_J:g}")
-    raise TooLarge(f"beta * |J| up to {top:.4g}: the Pfaffian elimination cannot resolve the low-temperature "
-                   f"sum here ({why}), and the couplings admit no certified ground-state line")
+        line = limit.why or (f"its ground-state line is bracketed only to {limit.bound:.2g}" if math.isfinite(limit.log_z)
+                             else "log Z = -beta E0 + log g itself exceeds double precision (beyond its numerical range)")
+    why = (f"the elimination's running error bound is {bound:.2g} in log Z there (> {COLD_TOLERANCE:g})"
+           if top <= MAX_BETA_J else f"the weights exp(-2 beta |J|) underflow double precision beyond beta|J| = "
+                                     f"{MAX_BETA_J:g}")
+    raise TooLarge(f"beta|J| = {top:.4g} on {emb.n} spins ({n_walled} couplings in cycles): not certified: {why}; "
+                   f"{line}; {lift}")
 
 
 def _needs_cold_guard(K: np.ndarray) -> bool:

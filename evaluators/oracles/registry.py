@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from evaluators.oracles.base import NotApplicable, OracleResult, OutOfRange, TooLarge
+from evaluators.oracles.budget import OverBudget, check, deadline, stage, total
 
 if TYPE_CHECKING:   # annotations only: importing the model (networkx) is left to the callers that build one
     from tasks.model import IsingModel
@@ -96,28 +97,39 @@ def oracle_for(model: IsingModel) -> str:
     raise TooLarge(_none_left(model, reasons))
 
 
-def exact_log_z(model: IsingModel, method: str | None = None) -> OracleResult:
+def exact_log_z(model: IsingModel, method: str | None = None, budget_s: float | None = None) -> OracleResult:
     """Exact natural log Z with the named method, or the cheapest applicable one.
 
     Every result is checked finite before it is returned. Unforced, a method that turns out too
-    large once it starts (a contraction path wider than memory allows, say) or that cannot
-    represent the case (a non-finite result, an overflow: ``OutOfRange``) hands over to the next
-    applicable one; forced, it raises, and the message names the method and its limit.
+    large once it starts (a contraction path wider than memory allows, say), too slow for what is
+    left of the time budget (``budget_s`` seconds for the whole call, :mod:`evaluators.oracles.budget`;
+    None: no budget) or that cannot represent the case (a non-finite result, an overflow:
+    ``OutOfRange``) hands over to the next applicable one; forced, it raises, and the message names
+    the method and its limit.
     """
-    if method is not None:
-        if method not in METHODS:
-            raise KeyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-        why = METHODS[method].applies(model)
-        if why is not None:
-            raise NotApplicable(f"method {method} does not apply: {why}")
-        return _timed(method, model)
-    reasons: dict[str, str] = {}
-    for name in candidate_methods(model, reasons):
-        try:
-            return _timed(name, model)
-        except TooLarge as exc:
-            reasons[name] = str(exc)
-    raise TooLarge(_none_left(model, reasons))
+    with deadline(budget_s):
+        if method is not None:
+            if method not in METHODS:
+                raise KeyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+            why = METHODS[method].applies(model)
+            if why is not None:
+                raise NotApplicable(f"method {method} does not apply: {why}")
+            stage(f"method {method}")
+            return _timed(method, model)
+        reasons: dict[str, str] = {}
+        tried: list[str] = []
+        over_budget = False
+        for name in candidate_methods(model, reasons):
+            tried.append(name)
+            try:
+                check("not started")
+                stage(f"method {name}")
+                return _timed(name, model)
+            except TooLarge as exc:
+                reasons[name] = str(exc)
+                over_budget |= isinstance(exc, OverBudget)
+        # OverBudget when time was the limit somewhere (another budget, or machine, may answer)
+        raise (OverBudget if over_budget else TooLarge)(_none_left(model, reasons, tried))
 
 
 def _timed(method: str, model: IsingModel) -> OracleResult:
@@ -138,6 +150,9 @@ def checked_finite(value: float, method: str, where: str = "") -> float:
     return value
 
 
-def _none_left(model: IsingModel, reasons: dict[str, str]) -> str:
-    detail = "; ".join(f"{k}: {v}" for k, v in reasons.items())
-    return f"no exact method can handle this model (n={model.n}) here: {detail}"
+def _none_left(model: IsingModel, reasons: dict[str, str], tried: list[str] = ()) -> str:
+    """One line: the methods that applied but refused first (why each), then the ones that do not apply."""
+    order = [k for k in tried if k in reasons] + [k for k in reasons if k not in tried]
+    detail = "; ".join(f"{k}: {reasons[k]}" for k in order)
+    budget = f" within the {total():.0f} s budget" if total() < float("inf") else ""
+    return f"no exact method answered for this model (n={model.n}){budget}: {detail}"

@@ -46,7 +46,9 @@ import numpy as np
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.executor_rates import record_contraction
 from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
-from evaluators.oracles.path_search import combo_cost, rates, resliced, search_tree, within_budget
+from evaluators.oracles.budget import affordable, remaining, total
+from evaluators.oracles.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, rates, resliced, search_tree,
+                                            within_budget)
 from tasks.model import IsingModel
 
 # memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
@@ -56,6 +58,10 @@ from tasks.model import IsingModel
 DEFAULT_MAX_WIDTH = 24
 RANK_ONE_MAX_N = 52  # rank-one blocks of more spins: all-to-all couplings, contraction width about n
 MAX_FLOPS = 1e12  # about a minute at the 1-2e10 flop/s the executor reaches on two cores here: beyond, TooLarge
+# a greedy path this costly: TooLarge at once (the 32 x 32 triangular antiferromagnet's 1e22 took a 65 s search to be
+# refused). Searches gain up to ~1e5: P06 n = 250's greedy paths, sliced to 2^24, cost 8e13 .. 3.7e16 (seeds 0-5), and
+# every seed is searched within MAX_FLOPS
+HOPELESS_FLOPS = 1e6 * MAX_FLOPS
 GREEDY_ENOUGH_FLOPS = 1e8  # a greedy path this cheap contracts in well under a second: no search
 SPLIT_FLOPS = 1e8  # a cheaper contraction is not worth splitting into slices for the threads
 # greedy wider than the budget by more than this: TooLarge without a search. P06 n = 250 has greedy
@@ -188,8 +194,16 @@ def _tree(net: _Network, optimize, max_width: float):
         tree = tree_for(optimize)
     else:
         tree = tree_for("greedy")
+        if tree.contraction_cost() > HOPELESS_FLOPS:
+            raise TooLarge(f"the greedy contraction path costs {tree.contraction_cost():.2e} operations (width "
+                           f"{tree.contraction_width():.0f} sliced to 2^{max_width:g}): no path search brings that within "
+                           f"{MAX_FLOPS:.0e} (searches gain up to ~1e5 here)")
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
-            searched = search_tree(net.inputs, shapes, max_width, costs=costs)
+            left = remaining()
+            hurried = left / 3.0 < MAX_SEARCH_S       # a budget that cuts the search short: not cached
+            searched = search_tree(net.inputs, shapes, max_width, costs=costs,
+                                   hard_stop_s=left / 3.0 if hurried else None)
+            key = None if hurried else key
             if combo_cost(searched, costs) < combo_cost(tree, costs):
                 tree = searched
     tree = _for_workers(tree)
@@ -230,16 +244,22 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
         return net.log_offset
     cost = float(tree.contraction_cost())
     if cost > max_flops:
+        hurried = f"; the path search had a third of the call's {total():.0f} s budget" \
+            if total() / 3.0 < MAX_SEARCH_S else ""
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
-                       f"width {tree.contraction_width():.0f}, {tree.nslices} slices)")
-    return net.log_offset + contract_recorded(tree, net.arrays)
+                       f"width {tree.contraction_width():.0f}, {tree.nslices} slices{hurried})")
+    predicted = predicted_seconds(cost, float(tree.total_write()))
+    affordable(predicted, f"contracting the best path found ({cost:.2e} operations)")
+    return net.log_offset + contract_recorded(tree, net.arrays, predicted)
 
 
-def contract_recorded(tree, log_arrays: list[np.ndarray]) -> float:
+def contract_recorded(tree, log_arrays: list[np.ndarray], predicted_s: float | None = None) -> float:
     """:func:`contract_log` along ``tree``; the linear route's wall time (the log route is another
-    executor) recorded in this machine's executor costs, which the path search learns from."""
+    executor) recorded in this machine's executor costs, which the path search learns from.
+    ``predicted_s``: the linear route's predicted seconds (the log route refuses when several times
+    that does not fit the call's budget)."""
     seconds: list[float] = []
-    value = contract_log(tree, log_arrays, linear_seconds=seconds)
+    value = contract_log(tree, log_arrays, linear_seconds=seconds, linear_predicted_s=predicted_s)
     if seconds:
         record_contraction(float(tree.contraction_cost()), float(tree.total_write()), seconds[0])
     return value

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from evaluators.oracles.budget import check
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles.sweep_order import (check_order, frontier_spans, frontier_width, neighbour_pairs,
                                             rank_one_width_bound, sweep_order, vertex_separation)
@@ -282,6 +283,7 @@ def _sweep(model: IsingModel, order: np.ndarray, width: int, log_domain: bool) -
         return out
 
     for t in range(n):
+        check("the transfer-matrix sweep" + (" in logs" if log_domain else ""))
         v = int(order[t])
         # partners of v in terms that end here, and the energy of those terms as a table
         idx = e_perm[e_start[t]:e_start[t + 1]]

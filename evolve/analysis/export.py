@@ -30,7 +30,7 @@ from typing import Iterator
 
 from evolve.engine.models import outcome_reward
 from evolve.store.events import DuplicateEvent, ProposalEvent, SystemPromptEvent
-from evolve.store.lineage import RunIndex, code_diff
+from evolve.store.lineage import RunIndex, code_diff, index
 from search.database import fitness
 from search.failure_reason import first_failure
 from search.records import JudgedProgram
@@ -38,9 +38,9 @@ from search.records import JudgedProgram
 SCHEMA = 1
 
 
-def export_records(run_dir: str | Path) -> Iterator[dict]:
-    """The records of every proposal of the run at ``run_dir``, in journal order."""
-    idx = RunIndex(run_dir)
+def export_records(run_dir: str | Path | RunIndex) -> Iterator[dict]:
+    """The records of every proposal of the run at ``run_dir`` (or its RunIndex), in journal order."""
+    idx = index(run_dir)
     systems = {e.digest: e.text for e in idx.of_kind(SystemPromptEvent)}
     duplicates = {e.id: e.of for e in idx.of_kind(DuplicateEvent)}
     seen: set[str] = set()

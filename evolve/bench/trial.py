@@ -118,6 +118,9 @@ class MemoryStore:
     def log(self, message: str) -> None:
         self.lines.append(message)
 
+    def set_status(self, state: str, **counts) -> None:
+        """The engine keeps a run's status.json counts current; a trial in memory has no status file."""
+
 
 class TimedPool(LocalPool):
     """In-process workers that remember how long each proposal took."""

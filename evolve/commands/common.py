@@ -6,8 +6,13 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import signal
+import tempfile
 import threading
+from pathlib import Path
+
+from evolve.engine.termination import note_sigterm   # light: no Ray
 
 
 class UsageError(Exception):
@@ -32,6 +37,29 @@ def path_text(text: str) -> str:
     if any(ord(c) < 32 for c in text):
         raise argparse.ArgumentTypeError(f"a path cannot contain control characters: {text!r}")
     return text
+
+
+def check_writable_dir(path, flag: str, create: bool = False) -> None:
+    """A directory we are to write in: the nearest existing folder of ``path`` must be a directory this
+    user may write in; with ``create``, ``path`` is made now and a file is written in it and removed (what
+    permissions say is not what the kernel allows: root may "write" in /proc). Else a UsageError naming
+    ``flag``, before any work is done."""
+    path = Path(path)
+    try:
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+            return
+        probe = path
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        ok = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{flag} {str(path)!r} cannot be used: {why}") from None
+    if not ok:
+        raise UsageError(f"{flag} {path}: {probe} is not a directory this user may write in")
 
 
 SEED_LIMIT = 2 ** 63
@@ -78,12 +106,14 @@ def register_task_files(paths: list[str]) -> None:
 @contextlib.contextmanager
 def sigterm_raises(exc_type):
     """While inside, SIGTERM raises ``exc_type`` in the main thread (so a run records that it was
-    stopped, as Ctrl-C does); the previous handler comes back after."""
+    stopped, as Ctrl-C does; ``exc_type`` should be a KeyboardInterrupt, see
+    :mod:`evolve.engine.termination`); the previous handler comes back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):
+        note_sigterm()
         raise exc_type()
 
     previous = signal.signal(signal.SIGTERM, handler)

@@ -27,11 +27,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from evolve.analysis.export import export_records, write_jsonl  # lazy
     from evolve.store.journal import JournalError  # lazy
-    from evolve.store.lineage import LineageError  # lazy
+    from evolve.store.lineage import LineageError, RunIndex  # lazy
     from evolve.store.run_store import RunStoreError  # lazy
 
     try:
-        records = export_records(args.run_dir)
+        idx = RunIndex(args.run_dir)
+        if idx.damage:
+            print(f"evolve export: warning: {idx.damage}", file=sys.stderr, flush=True)
+        records = export_records(idx)
         if args.out:
             out = Path(args.out)
             if out.is_dir():

@@ -5,6 +5,7 @@ They read the journal without taking its append lock, so they work on live runs 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from evolve.commands.common import UsageError, path_text, print_json
@@ -73,10 +74,13 @@ def _one_line(a) -> str:
 
 
 def run_lineage(args) -> int:
-    from evolve.store.lineage import ancestry  # lazy
+    from evolve.store.lineage import RunIndex, ancestry  # lazy
     from search.derivation.feedback import step_lines  # lazy
 
-    chain = _guard(ancestry, args.run_dir, args.program)
+    idx = _guard(RunIndex, args.run_dir)
+    if idx.damage:
+        print(f"evolve lineage: warning: {idx.damage}", file=sys.stderr, flush=True)
+    chain = _guard(ancestry, idx, args.program)
     if args.json:
         print_json({"run_dir": str(args.run_dir), "program": chain[-1].id,
                     "ancestors": [a.to_dict() for a in chain]})
@@ -119,10 +123,11 @@ def _counts(d: dict) -> str:
 def run_show(args) -> int:
     if args.top < 0:
         raise UsageError("--top must be >= 0")
-    from evolve.store.lineage import run_summary, top_programs  # lazy
+    from evolve.store.lineage import RunIndex, run_summary, top_programs  # lazy
 
-    summary = _guard(run_summary, args.run_dir)
-    top = _guard(top_programs, args.run_dir, args.top)
+    idx = _guard(RunIndex, args.run_dir)
+    summary = _guard(run_summary, idx)
+    top = _guard(top_programs, idx, args.top)
     if args.json:
         print_json({**summary, "top": [p.to_dict() for p in top]})
         return 0
@@ -144,6 +149,8 @@ def run_show(args) -> int:
     print(f"promotions {s['promotions']}, migrations {s['migrations']}, resets {s['resets']}, "
           f"snapshots {s['snapshots']}" + ("; the journal has a torn last record (dropped)" if s["journal_torn"] else ""))
     _print_models(s.get("models") or {})
+    if s.get("journal_damage"):
+        print(f"JOURNAL DAMAGED: {s['journal_damage']}")
     if s.get("journal_lost_records"):
         print(f"the journal LOST {s['journal_lost_records']} record(s) the run had written (more than a torn tail); "
               "this summary lacks them, and `evolve resume` refuses the run unless --accept-loss")
@@ -203,6 +210,26 @@ def run_runs(args) -> int:
         return 0
     print(f"{'run id':32}  {'task':5}  {'status':11}  {'created':20}  counts")
     for r in runs:
-        counts = r.reason or ", ".join(f"{k} {v}" for k, v in r.counts.items()) or "-"
+        counts = "; ".join(x for x in (_run_counts(r.counts), r.reason) if x) or "-"
         print(f"{r.run_id:32}  {r.task or '-':5}  {r.status:11}  {r.created or '-':20}  {counts}")
     return 0
+
+
+def _run_counts(counts: dict) -> str:
+    """A run's status.json counts for people: numbers as counts, money in dollars, time as a duration
+    (`--json` keeps the raw values)."""
+    def number(key):
+        value = counts.get(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    parts = [f"{int(number(k))} {k.replace('_', ' ')}" for k in ("proposals", "evaluations", "accepted", "duplicates")
+             if number(k) is not None]
+    if number("failed_proposals"):
+        parts.append(f"{int(number('failed_proposals'))} failed proposals")
+    if number("usd"):
+        parts.append(f"${number('usd'):.4f}")
+    if number("elapsed_s"):
+        parts.append(_duration(number("elapsed_s")))
+    text = ", ".join(parts)
+    reason = counts.get("reason")
+    return f"{text}; {reason}" if reason and text else str(reason or text)

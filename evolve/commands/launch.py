@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evolve.commands.common import UsageError, sigterm_raises
+from evolve.commands.common import UsageError, check_seed, check_writable_dir, sigterm_raises
 from evolve.engine.termination import Terminated
 
 if TYPE_CHECKING:
@@ -35,8 +34,9 @@ def register(sub) -> None:
                     "everything it does to a new run directory under run.root (default runs/). "
                     "See configs/example.yaml for every key.")
     p.add_argument("config", help="YAML run config, e.g. configs/p04.yaml")
-    p.add_argument("--address", help="join a Ray cluster ('auto', 'host:port' of the head's GCS, or "
-                                     "'ray://host:10001') instead of starting one (overrides ray.address)")
+    p.add_argument("--address", help="join a Ray cluster ('auto': the one running on this machine, 'host:port' "
+                                     "of the head's GCS, or 'ray://host:10001') instead of starting a local one of "
+                                     "this run's own (overrides ray.address)")
     p.add_argument("--run-root", help="directory for run directories (overrides run.root)")
     p.add_argument("--seed", type=int, help="override the config's seed (0 <= seed < 2**63)")
     p.set_defaults(run=run_launch)
@@ -58,7 +58,8 @@ def register(sub) -> None:
     r.add_argument("--accept-loss", action="store_true",
                    help="continue a run whose journal lost records (it continues from what is left and redoes "
                         "the work after it; the loss is journaled)")
-    r.add_argument("--address", help="join a Ray cluster instead of starting one (overrides ray.address)")
+    r.add_argument("--address", help="join a Ray cluster ('auto', 'host:port', 'ray://host:10001') instead of "
+                                     "starting a local one of this run's own (overrides ray.address)")
     r.set_defaults(run=run_resume)
 
 
@@ -91,21 +92,20 @@ def _check_address(address: str | None, flag: str) -> None:
 
 def _check_run_root(root: Path, flag: str) -> None:
     """The nearest existing folder of ``root`` must be a directory we may write in."""
-    try:
-        probe = root
-        while not probe.exists() and probe != probe.parent:
-            probe = probe.parent
-        ok = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{flag} {str(root)!r} cannot be used: {exc}") from None
-    if not ok:
-        raise UsageError(f"{flag} {root}: {probe} is not a directory this user may write in")
+    check_writable_dir(root, flag)
 
 
 def run_launch(args) -> int:
+    with sigterm_raises(Terminated):       # from the start: SIGTERM while Ray starts leaves nothing behind either
+        return _launch(args)
+
+
+def _launch(args) -> int:
     from evolve.config import ConfigError, load_config  # lazy
     from evolve.store.run_store import RunStore, RunStoreError  # lazy
 
+    if args.seed is not None:
+        check_seed(args.seed, "--seed")     # the flag named, not the config key it overrides
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
         cfg = load_config(args.config, overrides)
@@ -116,7 +116,7 @@ def run_launch(args) -> int:
     _check_address(address, "--address" if args.address else "config key `ray.address`")
     root = Path(args.run_root or cfg.run.root)
     _check_run_root(root, "--run-root" if args.run_root else "config key `run.root`")
-    with _cluster(address) as session:
+    with _cluster(address, cfg) as session:
         try:
             store = RunStore.create(root, cfg.to_dict(), cfg.task)
         except RunStoreError as exc:
@@ -125,13 +125,28 @@ def run_launch(args) -> int:
         return _drive(cfg, store, session)
 
 
-def _cluster(address: str | None) -> ray_session.RaySession:
-    from evolve.engine.ray_session import ClusterError  # lazy
+def _cluster(address: str | None, cfg) -> ray_session.RaySession:
+    """The Ray session of the run, said on stdout: a local cluster of its own unless an address is
+    given; one that cannot place an evaluator is refused (one line, before any run directory)."""
+    from evolve.engine.ray_session import ClusterError, check_capacity  # lazy
 
+    session = RaySession(address)
+    if getattr(session, "starts_ray", True):
+        print("Ray: starting a local cluster of this run's own (`--address auto` joins one running on this machine)"
+              if address is None else f"Ray: joining the cluster at {address}", flush=True)
     try:
-        return RaySession(address).open()
+        session.open()
+        if getattr(session, "joined", False):   # it called ray.init (a Ray already up here is taken as it is)
+            check_capacity(cfg.ray.evaluator_cpus, session.describe())
     except ClusterError as exc:
+        session.close()
         raise UsageError(str(exc)) from None
+    except BaseException:
+        session.close()
+        raise
+    if getattr(session, "joined", False):
+        print(f"Ray: {session.describe()}", flush=True)
+    return session
 
 
 def _resume_flags(args) -> dict:
@@ -152,6 +167,11 @@ def _say(store: RunStore, message: str) -> None:
 
 
 def run_resume(args) -> int:
+    with sigterm_raises(Terminated):
+        return _resume(args)
+
+
+def _resume(args) -> int:
     from evolve.config import ConfigError, config_from_dict  # lazy
     from evolve.engine.plan import Replay  # lazy
     from evolve.store.events import EXTRA_BUDGETS, ResumeEvent, extra_budgets  # lazy
@@ -172,7 +192,7 @@ def run_resume(args) -> int:
         _check_environment(cfg)
         address = args.address or cfg.ray.address
         _check_address(address, "--address" if args.address else "config key `ray.address`")
-        session = _cluster(address)
+        session = _cluster(address, cfg)
     except BaseException:
         store.close()
         raise
@@ -217,9 +237,10 @@ def _drive(cfg, store: RunStore, session: ray_session.RaySession, **kwargs) -> i
     if session.sentinel is not None:
         session.watch(store.path)
     try:
+        # again, now that Ray is up: ray.init installs its core's own SIGTERM handler, which aborts the process
         with sigterm_raises(Terminated):
-            drive(cfg, store, address=session.address, **kwargs)
-    except (KeyboardInterrupt, Terminated):
+            drive(cfg, store, address=session.address, cluster=getattr(session, "describe", lambda: None)(), **kwargs)
+    except KeyboardInterrupt:        # Ctrl-C or SIGTERM: drive recorded it (interrupted); the command line says so
         raise
     except RunFailed as exc:
         print(f"run failed: {exc}", file=sys.stderr, flush=True)

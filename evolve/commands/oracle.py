@@ -4,9 +4,15 @@ with the method used and its time."""
 from __future__ import annotations
 
 import json
+import math
+import os
+import sys
+import threading
 import time
+from contextlib import contextmanager
 
 from evaluators.oracles.base import NotApplicable, OracleResult
+from evaluators.oracles.budget import DEFAULT_BUDGET_S, current_stage, deadline
 from evaluators.oracles.registry import METHODS, checked_finite, exact_log_z
 from evolve.commands.common import UsageError, check_seed, print_json, task_arg
 
@@ -25,6 +31,10 @@ def register(sub) -> None:
     src.add_argument("--seed", type=int, metavar="K", help="draw the parameters with the task's seeded sampler")
     p.add_argument("--method", choices=list(METHODS), metavar="NAME",
                    help="force an exact method: " + "; ".join(f"{k} ({m.summary})" for k, m in METHODS.items()))
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help=f"answer or refuse within this many seconds (default {DEFAULT_BUDGET_S:.0f}): a method whose "
+                        "predicted time does not fit hands over to the next, and when none is left the refusal "
+                        "names each method's limit")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -51,7 +61,45 @@ def _read_params(path: str) -> dict:
     return params
 
 
+#: progress on stderr: the first line after this many seconds of silence, then one every PROGRESS_EVERY_S
+PROGRESS_AFTER_S = 3.0
+PROGRESS_EVERY_S = 15.0
+
+
+@contextmanager
+def _progress(task_id: str, n: int, budget_s: float):
+    """One line on stderr after PROGRESS_AFTER_S, then every PROGRESS_EVERY_S, while the call runs:
+    what it is doing (current_stage) and for how long, against its budget (a first call in a
+    fresh environment spends up to a minute compiling numba kernels: 29 s silent on P04 n = 4096).
+    On a terminal, or with STATMECH_PROGRESS=1: a pipe or a file gets the one line of the answer."""
+    done = threading.Event()
+    started = time.monotonic()
+
+    def report() -> None:
+        wait, first = PROGRESS_AFTER_S, True
+        while not done.wait(wait):
+            what = current_stage() or "drawing the parameters and building the model"
+            hint = ("; a method's first call in a fresh environment compiles its numba kernels, up to a minute, "
+                    "cached in NUMBA_CACHE_DIR afterwards") if first else ""
+            print(f"evolve oracle: {task_id} n={n}: {what}, {time.monotonic() - started:.0f} s of the "
+                  f"{budget_s:.0f} s budget{hint}", file=sys.stderr, flush=True)
+            wait, first = PROGRESS_EVERY_S, False
+
+    if not (sys.stderr.isatty() or os.environ.get("STATMECH_PROGRESS") == "1"):
+        yield                                    # a pipe or a file gets the answer alone
+        return
+    thread = threading.Thread(target=report, name="oracle-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def run(args) -> int:
+    from tasks.memory import memory_refusal  # lazy
+
     task = task_arg(args.task)
     if args.n < 1:
         raise UsageError(f"--n must be a positive number of spins, got {args.n}")
@@ -59,23 +107,40 @@ def run(args) -> int:
         task.check_size(args.n)
     except ValueError as exc:
         raise UsageError(f"--n: {exc}") from None
+    budget_s = DEFAULT_BUDGET_S if args.budget is None else args.budget
+    if not (budget_s > 0 and math.isfinite(budget_s)):
+        raise UsageError(f"--budget must be a positive number of seconds, got {args.budget}")
     if args.params:
         params = _read_params(args.params)
     else:
         check_seed(args.seed, "--seed")
-        try:
-            params = task.probe_params(args.n, args.seed, 0)
-        except MemoryError:
-            raise UsageError(f"--n {args.n}: not enough memory to draw {task.id}'s parameters at this size") from None
-        except (ValueError, OverflowError) as exc:   # numpy refuses absurd sizes
-            raise UsageError(f"--n {args.n}: cannot draw {task.id}'s parameters at this size ({exc})") from None
+    too_big = memory_refusal(task, args.n)       # before anything of that size is allocated
+    if too_big is not None:
+        raise UsageError(f"--n {args.n}: {too_big}")
+    with _progress(task.id, args.n, budget_s):
+        if not args.params:
+            params = _drawn(task, args.n, args.seed)
+        return _computed(task, params, args, budget_s)
+
+
+def _drawn(task, n: int, seed: int) -> dict:
+    try:
+        return task.probe_params(n, seed, 0)
+    except MemoryError:
+        raise UsageError(f"--n {n}: not enough memory to draw {task.id}'s parameters at this size") from None
+    except (ValueError, OverflowError) as exc:   # numpy refuses absurd sizes
+        raise UsageError(f"--n {n}: cannot draw {task.id}'s parameters at this size ({exc})") from None
+
+
+def _computed(task, params: dict, args, budget_s: float) -> int:
     started = time.perf_counter()
     try:
-        own = task.own_reference(params, args.n, args.method)
-        result = (OracleResult(checked_finite(own[0], own[1], f"at n={args.n}"), own[1],
-                               time.perf_counter() - started) if own is not None
-                  else exact_log_z(task.to_model(params, args.n), args.method))
-    except NotApplicable as exc:  # includes TooLarge and OutOfRange (a result that is not finite)
+        with deadline(budget_s):
+            own = task.own_reference(params, args.n, args.method)
+            result = (OracleResult(checked_finite(own[0], own[1], f"at n={args.n}"), own[1],
+                                   time.perf_counter() - started) if own is not None
+                      else exact_log_z(task.to_model(params, args.n), args.method))
+    except NotApplicable as exc:  # includes TooLarge, OverBudget and OutOfRange (a result that is not finite)
         raise UsageError(str(exc)) from None
     except MemoryError:
         raise UsageError(f"--n {args.n}: {task.id} at this size needs more memory than this process may use") from None

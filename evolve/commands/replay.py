@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from evolve.commands.common import UsageError, path_text
+from evolve.commands.common import UsageError, check_writable_dir, path_text
 
 
 def register(sub) -> None:
@@ -29,6 +29,8 @@ def run(args) -> int:
     from evolve.store.lineage import LineageError  # lazy
     from evolve.store.run_store import RunStoreError  # lazy
 
+    if args.out is not None:      # before the re-judging (minutes), not after it
+        check_writable_dir(args.out, "--out", create=True)
     progress = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         report = rejudge_run(args.run_dir, out=args.out, log=progress)

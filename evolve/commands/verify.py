@@ -1,8 +1,19 @@
-"""`evolve verify`: judge one candidate file on one task and print its Verdict."""
+"""`evolve verify`: judge one candidate file on one task and print its Verdict.
+
+A verification takes seconds to minutes (probes, the ladder, timings, physical assertions). On a
+terminal, stderr shows the stage running and the time so far on one line redrawn in place
+(:class:`StageProgress`), wiped before the Verdict is printed; elsewhere (a pipe, a log) nothing
+is added.
+"""
 
 from __future__ import annotations
 
+import sys
+import time
+from contextlib import contextmanager
+
 from evaluators.bounds_check import describe
+from evaluators.profile import Profile
 from evaluators.submission import SubmissionError, load_submission
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
 
@@ -19,7 +30,9 @@ def register(sub) -> None:
     )
     p.add_argument("candidate", metavar="CANDIDATE",
                    help="a .json file in the paper's response schema (tractable_class, complexity_O, "
-                        "confidence, justification, code) or a .py file (code only)")
+                        "confidence, justification, code) or a .py file whose claims are comment lines at its "
+                        "top, '# tractable_class: NAME' and '# complexity_O: O(...)', as a run's best/program.py "
+                        "has them (a .py without a complexity claim cannot be accepted)")
     p.add_argument("--task", required=True, help="task id, e.g. P04 (see `evolve tasks`)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object (the Verdict)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
@@ -49,7 +62,12 @@ def run(args) -> int:
 
     options = VerifyOptions(seed=args.seed, samples=args.samples, timeout_s=args.timeout,
                             ladder_budget=LadderBudget(max_n=args.ladder_max_n))
-    verdict = verify(task, sub, options)
+    progress = StageProgress(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        verdict = verify(task, sub, options, profile=progress)
+    finally:
+        if progress is not None:
+            progress.clear()
     if args.json:
         print_json(verdict.to_dict())
     else:
@@ -68,13 +86,54 @@ def render(v) -> str:
         f"  class     : claimed {v.class_.claimed}  consistent {v.class_.consistent}",
         f"  complexity: claimed {v.complexity.claimed}  measured {v.complexity.measured}  honest {v.complexity.honest}",
     ]
+    if v.complexity.evidence:
+        lines.append(f"              on the evidence: {v.complexity.evidence}")
     if v.answer is not None:
         lines.append(f"  answer    : {describe(v.answer)}")
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]
-        lines.append(f"  physics   : {len(v.physics.checks) - len(bad)}/{len(v.physics.checks)} passed {bad or ''}")
+        failed = f"; failed: {', '.join(bad)}" if bad else ""
+        lines.append(f"  physics   : {len(v.physics.checks) - len(bad)}/{len(v.physics.checks)} passed{failed}")
     if v.sandbox.violations:
         lines.append(f"  sandbox   : violations {', '.join(v.sandbox.violations)}")
     lines.append("  feedback  :")
     lines += ["    " + line for line in v.feedback.splitlines()]
     return "\n".join(lines)
+
+
+STAGES = {"static_check": "checking the code", "sandbox_start": "starting the sandbox",
+          "probe_references": "exact values at the probe sizes", "probes": "running the probes",
+          "timing_fit": "fitting the timings", "timing_runs": "timing more sizes",
+          "complexity_audit": "auditing the complexity claim", "class_analysis": "checking the class",
+          "physics_run": "physical assertions"}
+
+
+class StageProgress(Profile):
+    """A Profile that also says which stage of the verification is running (see the module docstring)."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream, self.started = stream, time.monotonic()
+
+    @contextmanager
+    def time(self, stage: str, **fields):
+        self._say(stage, fields)
+        with super().time(stage, **fields) as extra:
+            yield extra
+
+    def _say(self, stage: str, fields: dict) -> None:
+        n, draw = fields.get("n"), fields.get("draw")
+        if stage == "ladder_call":
+            what = f"ladder: the candidate at n={n} ({draw} draw)"
+        elif stage == "reference":
+            what = f"ladder: the exact value at n={n} ({draw} draw)"
+        elif stage.startswith("physics:"):
+            what = f"physical assertion {stage.removeprefix('physics:')}"
+        else:
+            what = STAGES.get(stage, stage)
+        self.stream.write(f"\r\x1b[2Kverifying: {what} ({time.monotonic() - self.started:.0f} s)")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        self.stream.write("\r\x1b[2K")
+        self.stream.flush()

@@ -31,6 +31,12 @@ a run stopped by a budget and resumed with a larger one (``evolve resume --extra
 choices an uninterrupted run would have. Snapshots carry the open generations
 (:mod:`evolve.engine.generation`).
 
+The wall-time budget is a deadline, not only a rule between generations: a pool that can wait
+for Ray (:class:`~evolve.engine.pools.RayPool`) is given it, and when it passes with work still in
+flight (an evaluator no node can place, a provider that never answers) the run ends there; that
+work was never journaled, so a resume with more wall time redoes it. status.json's counts follow
+the run (every few seconds), so ``evolve runs`` shows a live run's progress.
+
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
 is journaled once (proposals name it by digest). A generation whose every LLM proposal failed
@@ -50,6 +56,7 @@ from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
 from evolve.engine.schedule import longest_first
+from evolve.engine.termination import WallTimeReached
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
 from evolve.store.run_store import RunStore
@@ -63,6 +70,7 @@ from search.prompts import text_digest
 from search.records import Evaluation, JudgedProgram, ProposalRequest, Selection
 
 STATE_SCHEMA = 3   # 3: the open generations (evolve.engine.generation.Generation.to_state)
+STATUS_INTERVAL_S = 5.0   # how often status.json's counts follow a running run
 
 
 @dataclass(frozen=True)
@@ -88,12 +96,14 @@ class Engine:
         self.seen: dict[str, str] = {}           # normalised code hash -> id of the first program with it
         self.best: tuple[tuple, str] | None = None   # (score, id) of the best judged program
         self.models = (ModelChooser(settings.llm, settings.seed)
-                       if settings.llm is not None and settings.weights.get("llm", 0) > 0 else None)
+                       if settings.llm is not None and any(w > 0 and _calls_models(p) for p, w in settings.weights.items())
+                       else None)
         self.system_prompts: set[str] = set(self.replay.system_prompts)   # digests already journaled
         self.fatal: str | None = None            # why the run cannot go on (set by a generation)
         self.open: list[Generation] = []         # selected or launched, not yet finished, oldest first
         self._started = time.monotonic()
         self._elapsed_before = 0.0
+        self._status_at = -STATUS_INTERVAL_S     # when status.json's counts were last written
 
     # -- state --------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -138,22 +148,41 @@ class Engine:
     def overlap(self) -> bool:
         """Whether generations overlap: the settings allow it, the strategy tolerates one generation
         of lag in its parents, and no accept is meant to end the run at once."""
-        return (self.settings.overlap and getattr(self.strategy, "overlaps_generations", False)
+        return (self.settings.overlap and self.strategy.overlaps_generations
                 and not self.settings.budgets.stop_when_accepted)
 
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
-        while True:
-            self._select_ahead()
-            self._launch_selected()
-            if not self.open or not self.open[0].launched:
-                break
-            self._finish(self.open.pop(0))
-            self.counters.generation += 1
-            if self.counters.generation % self.settings.checkpoint_interval == 0:
-                self.snapshot()
+        set_deadline = getattr(self.pool, "set_deadline", None)
+        if set_deadline is not None:
+            set_deadline(time.monotonic() + max(0.0, self.settings.budgets.wall_time_s - self._elapsed()))
+        try:
+            while True:
+                self._select_ahead()
+                self._launch_selected()
+                if not self.open or not self.open[0].launched:
+                    break
+                self._finish(self.open.pop(0))
+                self.counters.generation += 1
+                if self.counters.generation % self.settings.checkpoint_interval == 0:
+                    self.snapshot()
+        except WallTimeReached as stop:
+            # no snapshot here: the open generations are half done, and a resume takes what arrived from
+            # the journal (as after a kill) and redoes the rest
+            self._show()
+            return (f"wall-time budget reached ({self.settings.budgets.wall_time_s:.0f} s) with {stop.in_flight} "
+                    "request(s) still waiting (not journaled: `evolve resume --extra-wall-time S` redoes them)")
         self.snapshot()
         return self.stop_reason() or "nothing left to do"
+
+    def _show(self, best: str | None = None) -> None:
+        """The progress line, and status.json's counts every ``STATUS_INTERVAL_S``."""
+        self.progress.update(self.counters, best=best)
+        now = time.monotonic()
+        if now - self._status_at >= STATUS_INTERVAL_S:
+            self._status_at = now
+            self.counters.elapsed_s = self._elapsed()
+            self.store.set_status("running", **asdict(self.counters))
 
     def _select_ahead(self) -> None:
         """Select every generation the lag rule allows now. Without overlap: the next one, once the
@@ -177,11 +206,11 @@ class Engine:
         remaining = s.batch_size if self.overlap else s.budgets.proposals - self.counters.proposals
         slots = plan_generation(g, s.batch_size, s.weights, s.seed, remaining)
         selections = self.strategy.select(g, len(slots))
-        llm = [slot for slot in slots if slot.proposer == "llm"]
+        llm = [slot for slot in slots if _calls_models(slot.proposer)]
         # every LLM slot draws, replayed ones too, so a resumed generation chooses what the first run did
         models = self.models.choose(llm) if self.models is not None else {}
         negative = {slot.id: tuple(self.ledger.island(sel.niche).block(s.negative).items)
-                    for slot, sel in zip(slots, selections) if slot.proposer == "llm"}
+                    for slot, sel in zip(slots, selections) if _calls_models(slot.proposer)}
         return Generation(g, slots, selections, negative, {k: v for k, v in models.items() if v is not None})
 
     def _launch_selected(self) -> None:
@@ -210,7 +239,7 @@ class Engine:
         remaining = self.settings.budgets.proposals - self.counters.proposals
         slots = gen.slots[:max(0, remaining)]
         # proposers that can use it are told what the run has proposed (launch order fixes it: deterministic)
-        users = {s.proposer for s in slots if getattr(proposer_class(s.proposer), "uses_known", False)}
+        users = {s.proposer for s in slots if proposer_class(s.proposer).uses_known}
         told = dict.fromkeys(users, frozenset(self.seen)) if users else {}   # no copy of seen for LLM-only runs
         gen.launched = True
         ready, waiting = 0, []            # slots deduplicated so far (a prefix); fresh ones not queued yet
@@ -222,7 +251,7 @@ class Engine:
             if waiting and self.pool.idle_evaluators() > 0:
                 self._submit(gen, waiting)
                 waiting = []
-        self._check_fatal([gen.candidates[s.id] for s in slots if s.proposer == "llm"])
+        self._check_fatal([gen.candidates[s.id] for s in slots if _calls_models(s.proposer)])
         self._submit(gen, waiting)
 
     def _submit(self, gen: Generation, candidates: list[Candidate]) -> None:
@@ -256,7 +285,7 @@ class Engine:
             self.store.record(EvaluationEvent(evaluation))
             gen.arrived[evaluation.id] = evaluation
             self.counters.evaluations += 1
-            self.progress.update(self.counters)
+            self._show()
         return arrived
 
     def _finish(self, gen: Generation) -> None:
@@ -274,13 +303,17 @@ class Engine:
         """(slot id, candidate) of every slot: those in the journal first, then the rest as the
         pool returns them (journaled and counted as they arrive)."""
         asked: list[tuple[Slot, Selection, ProposalRequest]] = []
+        replayed = []
         for slot, sel, request in zip(slots, selections, requests):
             event = self.replay.proposals.get(slot.id)
             if event is not None:
-                self._count_proposal(event.candidate)
-                yield slot.id, event.candidate
+                self._count_proposal(event.candidate, show=False)   # all counted before the line is shown
+                replayed.append((slot.id, event.candidate))
             else:
                 asked.append((slot, sel, request))
+        if replayed:
+            self._show()
+        yield from replayed
         for i, cand in self.pool.propose([r for _, _, r in asked]):
             slot, sel, request = asked[i]
             cand = self._journal_system_prompt(cand)
@@ -306,14 +339,15 @@ class Engine:
             reason, count = Counter(c.parse_error for c in llm_candidates).most_common(1)[0]
             self.fatal = f"every LLM proposal of the generation failed ({count} of {len(kinds)}): {reason}"
 
-    def _count_proposal(self, cand: Candidate) -> None:
+    def _count_proposal(self, cand: Candidate, show: bool = True) -> None:
         c = self.counters
         c.proposals += 1
         c.tokens += int(cand.tokens_in) + int(cand.tokens_out)
         c.usd += float(cand.cost_usd)
         if not cand.ok:
             c.failed_proposals += 1
-        self.progress.update(c)
+        if show:
+            self._show()
 
     def _deduplicate(self, slot: Slot, gen: Generation) -> list[Candidate]:
         """``[candidate]`` of ``slot`` when it is to be judged, else ``[]`` (a failed proposal, or a
@@ -337,7 +371,7 @@ class Engine:
 
     def _absorb(self, slot: Slot, selection: Selection, program: JudgedProgram) -> None:
         self.strategy.absorb(slot.slot, selection, program)
-        if self.models is not None and slot.proposer == "llm":
+        if self.models is not None and _calls_models(slot.proposer):
             self.models.record(program, selection.parent)
         ev = program.evaluation
         if ev is None:
@@ -356,4 +390,9 @@ class Engine:
             self.store.log(f"new best {cand.id}: {ev.verdict.verdict}, class {cand.tractable_class}, "
                            f"largest verified n {n}")
             summary = f"{cand.id} {ev.verdict.verdict} {cand.tractable_class} n<={n}"
-        self.progress.update(self.counters, best=summary)
+        self._show(best=summary)
+
+
+def _calls_models(proposer: str) -> bool:
+    """Whether the proposer registered as ``proposer`` calls language models (its declared capability)."""
+    return proposer_class(proposer).calls_models

@@ -18,6 +18,12 @@ replacement. A request's result is handed to the engine (and journaled) only onc
 arrives, so nothing is lost or journaled twice. A request whose actor dies ``MAX_ATTEMPTS``
 times running (a candidate that crashes every evaluator it meets) is a :class:`PoolError`.
 An exception raised *inside* a worker is not a death: it propagates.
+
+The wall clock. A request can wait forever on a Ray cluster: an actor that no node can place, a
+cluster busy with someone else's work, a proposer whose provider never answers. So every wait of
+:class:`RayPool` is bounded: past the deadline it was given (``set_deadline``, the run's wall-time
+budget) it raises :class:`WallTimeReached`, and the engine ends the run there; whatever was still
+in flight is abandoned (it was never journaled, so a resume redoes it).
 """
 
 from __future__ import annotations
@@ -26,9 +32,13 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Callable, Iterator
 
+import time
+
 import ray
 from ray.exceptions import RayActorError
 
+from evolve.engine.termination import WallTimeReached
+from evolve.store.failures import one_line
 from search.candidate import Candidate
 from search.records import Evaluation, ProposalRequest
 
@@ -62,7 +72,7 @@ class ActorSet:
         self.incarnations[index] += 1
         self.actors[index] = self.make(index, self.incarnations[index])
         self.replaced += 1
-        why = " ".join(str(error).split())[:200]
+        why = one_line(str(error), 200)
         self.log(f"{self.kind} actor {index} died ({type(error).__name__}: {why}); replaced by a new one "
                  f"(incarnation {self.incarnations[index]}), its requests sent again")
 
@@ -76,6 +86,14 @@ class RayPool:
         self.evaluators = evaluators if isinstance(evaluators, ActorSet) else _FixedSet("evaluator", evaluators)
         self._proposals = _Dispatch(self.proposers, "propose")
         self._evaluations = _Dispatch(self.evaluators, "evaluate")
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """No wait goes past ``deadline`` (``time.monotonic()`` seconds): :class:`WallTimeReached` instead."""
+        self._proposals.deadline = self._evaluations.deadline = deadline
+
+    def in_flight(self) -> int:
+        """Requests sent or queued whose results have not arrived."""
+        return sum(len(d.pending) + len(d.queue) for d in (self._proposals, self._evaluations))
 
     def propose(self, requests: list[ProposalRequest]) -> Iterator[tuple[int, Candidate]]:
         """(index into ``requests``, candidate) in order of completion. Evaluations that finish
@@ -131,6 +149,7 @@ class _Dispatch:
         self.left: dict[int, int] = {}       # ticket -> results not yet collected
         self.arrived: dict[int, Callable | None] = {}
         self.tickets = 0
+        self.deadline: float | None = None   # time.monotonic() past which no wait goes on
 
     def submit(self, items: list, arrived: Callable | None = None) -> int:
         ticket, self.tickets = self.tickets, self.tickets + 1
@@ -143,8 +162,9 @@ class _Dispatch:
         try:
             while self.left[ticket]:
                 if not self.ready[ticket]:
+                    self._check_deadline(meanwhile)
                     if meanwhile is None:
-                        self._wait_one(None)
+                        self._wait_one(self._wait_s())
                     elif not self._wait_one(self.POLL_S):
                         meanwhile.poll()
                     continue
@@ -153,6 +173,20 @@ class _Dispatch:
         finally:
             if not self.left[ticket]:
                 del self.ready[ticket], self.left[ticket], self.arrived[ticket]
+
+    def _wait_s(self) -> float | None:
+        """How long one wait may last: as long as it takes without a deadline, else until it (a few
+        seconds at a time, so that a deadline is never overslept)."""
+        if self.deadline is None:
+            return None
+        return min(5.0, max(0.05, self.deadline - time.monotonic()))
+
+    def _check_deadline(self, other: "_Dispatch | None") -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            waiting = len(self.pending) + len(self.queue)
+            if other is not None:
+                waiting += len(other.pending) + len(other.queue)
+            raise WallTimeReached(waiting)
 
     def idle(self) -> int:
         """Actors that would have nothing to do once the queue is handed out."""

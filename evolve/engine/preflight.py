@@ -13,6 +13,7 @@ from evolve.store.events import PreflightEvent, ProposalEvent, decode
 from evolve.store.failures import common_failure
 from evolve.store.journal import read_journal
 from search.llm.preflight import preflight
+from search.proposers import proposer_class
 
 
 class RunFailed(RuntimeError):
@@ -20,7 +21,8 @@ class RunFailed(RuntimeError):
 
 
 def uses_llm(cfg: Config) -> bool:
-    return cfg.llm is not None and cfg.weights().get("llm", 0.0) > 0
+    """Whether the run calls models: an ``llm`` section and a weighted proposer that declares ``calls_models``."""
+    return cfg.llm is not None and any(w > 0 and proposer_class(name).calls_models for name, w in cfg.weights().items())
 
 
 def check_models(cfg: Config, store) -> None:

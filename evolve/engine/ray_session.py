@@ -4,17 +4,27 @@
   (:mod:`evolve.engine.sentinel`), a process in a session of its own that outlives nothing: when
   the driver ends, however it ends (SIGKILL of the driver alone included), the sentinel marks a
   run it was told about failed if it was still running, shuts Ray down and kills whatever Ray
-  left. The driver joins that cluster by its GCS address.
-- **An existing cluster (``--address`` or ``ray.address``).** ``auto``, ``HOST:PORT`` (the head's
-  GCS port, 6379 unless ``ray start --head --port`` said otherwise) or ``ray://HOST:PORT`` (Ray
-  Client). Clusters started by ``ray start`` authenticate clients with a token (Ray 2.60 turns
-  token authentication on by default), but Ray's client sends one to an explicit address only
-  when ``RAY_AUTH_MODE=token``: so, unless ``RAY_AUTH_MODE`` says otherwise, this process turns
-  it on whenever a token is at hand, where Ray looks for one: ``RAY_AUTH_TOKEN``, the file named
-  by ``RAY_AUTH_TOKEN_PATH``, or ``~/.ray/auth_token`` (``RAY_AUTH_MODE=disabled`` opts out). A
+  left. The driver joins that cluster by its GCS address. It is always a new cluster of this run's
+  own (``ray.init(address="local")``): a bare ``ray.init()`` would attach to whatever head ``ray
+  start`` left its address for in Ray's temp dir (``ray_current_cluster``), someone else's
+  included, or wait on a dead one whose files remain.
+- **An existing cluster (``--address`` or ``ray.address``).** ``auto`` (the cluster Ray finds on
+  this machine: ``RAY_ADDRESS``, else the head the last ``ray start`` recorded in Ray's temp dir,
+  even a dead one, else a GCS process running here), ``HOST:PORT`` (the head's GCS port, 6379 unless ``ray start
+  --head --port`` said otherwise) or ``ray://HOST:PORT`` (Ray Client). ``auto`` is resolved to
+  its ``HOST:PORT`` first, and every address is checked to answer before Ray is asked to join it
+  (Ray waits minutes on a dead one). Clusters started by ``ray start`` authenticate clients with
+  a token (Ray 2.60 turns token authentication on by default), but Ray's client sends one to an
+  explicit address only when ``RAY_AUTH_MODE=token``: so, unless ``RAY_AUTH_MODE`` says
+  otherwise, this process turns it on whenever a token is at hand, where Ray looks for one:
+  ``RAY_AUTH_TOKEN``, the file named by ``RAY_AUTH_TOKEN_PATH``, or ``~/.ray/auth_token``
+  (``RAY_AUTH_MODE=disabled`` opts out, and a cluster that wants a token then says so). A
   cluster that cannot be reached, or that refuses the token, is a :class:`ClusterError` with one
   line saying so, raised before anything else happens. A sentinel still watches the driver, to
   mark its run failed if it dies.
+
+:func:`check_capacity` then tells whether the cluster joined can place the run's evaluators at all
+(a head started with ``--num-cpus 0`` cannot), again one line before any run directory exists.
 
 When Ray is already initialised in this process (tests, tuning trials running inside a Ray
 worker) the session uses it as it is and leaves it running.
@@ -27,6 +37,7 @@ import logging
 import os
 import re
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -35,9 +46,12 @@ import time
 from pathlib import Path
 
 import ray
+from ray._common.utils import get_ray_address_file  # private, as the two below: how ray.init itself finds "auto"
+from ray._private.services import get_ray_address_from_environment
 from ray._raylet import Config as RayCoreConfig  # private, but it is how ray.init itself switches token auth on
 
 READY_TIMEOUT_S = 180.0       # a loaded 2-core machine can take a minute to start Ray
+SENTINEL_EXIT_S = 30.0        # its Ray shutdown and cleanup, before it is told more firmly
 _HOST_PORT = re.compile(r"^(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 
@@ -55,8 +69,42 @@ def check_address(address: str) -> tuple[str, int] | None:
     return m.group(1).strip("[]"), int(m.group(2))
 
 
-def check_reachable(address: str, timeout_s: float = 5.0) -> None:
-    """Open and close a TCP connection to the address's port (ray.init would wait minutes on a dead one)."""
+def resolve_auto() -> tuple[str, str]:
+    """(HOST:PORT, where it came from) of the cluster ``auto`` means on this machine: ``RAY_ADDRESS``;
+    else the address the last ``ray start`` left in Ray's temp dir; else a GCS process running here.
+    ClusterError when there is none.
+
+    Ray's own rule differs in one case, and deliberately: when the recorded head is dead and exactly one
+    other GCS runs on the machine, Ray joins that one. On a shared machine that is a stranger's cluster,
+    chosen by which other jobs happen to run; here the record wins, and a dead record is said to be dead."""
+    record = get_ray_address_file(None)
+    if not os.environ.get("RAY_ADDRESS") and os.path.isfile(record):
+        with contextlib.suppress(OSError):
+            recorded = Path(record).read_text().strip()
+            if recorded:
+                return recorded, f"{record}, written by the last `ray start`"
+    quiet = logging.getLogger("ray._private.services")   # its "found multiple Ray instances" is ours to say
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        found = get_ray_address_from_environment("auto", None)
+    except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError or ValueError; one line either way
+        raise ClusterError(f"--address auto found no Ray cluster on this machine ({' '.join(str(exc).split())}); "
+                           "start one with `ray start --head`, or leave --address out to start a local "
+                           "cluster of this run's own") from None
+    finally:
+        quiet.setLevel(level)
+    if not found:
+        raise ClusterError("--address auto found no Ray cluster on this machine; start one with `ray start --head`, "
+                           "or leave --address out to start a local cluster of this run's own")
+    if os.environ.get("RAY_ADDRESS"):
+        return found, "RAY_ADDRESS"
+    return found, "a GCS process running on this machine"
+
+
+def check_reachable(address: str, timeout_s: float = 5.0, origin: str | None = None) -> None:
+    """Open and close a TCP connection to the address's port (ray.init would wait minutes on a dead one).
+    ``origin``: where an address resolved from ``auto`` came from (said when it is dead)."""
     hostport = check_address(address)
     if hostport is None:
         return
@@ -65,8 +113,28 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
             pass
     except OSError as exc:
         why = exc.strerror or type(exc).__name__.replace("Error", " error").lower()
+        if origin is not None:
+            raise ClusterError(f"--address auto means {address} here (from {origin}), and nothing answers there: "
+                               f"{why} (a head killed without `ray stop` leaves its address behind); start one with "
+                               "`ray start --head`, or leave --address out to start a local cluster of this run's own"
+                               ) from None
         raise ClusterError(f"cannot reach a Ray cluster at {address}: {why} (is `ray start --head` running there, "
                            "and is this its GCS port?)") from None
+
+
+def check_capacity(evaluator_cpus: float, where: str = "the Ray cluster") -> None:
+    """ClusterError unless some live node of the cluster this process joined has ``evaluator_cpus``
+    CPUs in all (an evaluator actor reserves that many on one node; Ray would keep it pending forever,
+    and the run would wait with it). Nodes added later by an autoscaler are not foreseen."""
+    if evaluator_cpus <= 0:
+        return
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    largest = max((float((n.get("Resources") or {}).get("CPU", 0.0)) for n in nodes), default=0.0)
+    if largest + 1e-9 < evaluator_cpus:
+        raise ClusterError(f"{where} cannot run this run's evaluators: each reserves "
+                           f"{evaluator_cpus:g} CPU (ray.evaluator_cpus) and the largest of its {len(nodes)} node(s) "
+                           f"has {largest:g} (started with `ray start --num-cpus 0`?); give it CPUs, lower "
+                           "ray.evaluator_cpus, or leave --address out to start a local cluster of this run's own")
 
 
 def token_at_hand() -> str | None:
@@ -107,6 +175,11 @@ def join_cluster(address: str, reach_check: bool = True) -> None:
             said = held.read().decode(errors="replace")
             chain = " ".join(" ".join(str(e).split()) for e in _chain(exc))
     if "uthentication token is missing or incorrect" in said + chain or "AuthenticationError" in chain:
+        if os.environ.get("RAY_AUTH_MODE", "").strip().lower() == "disabled":
+            raise ClusterError(
+                f"the Ray cluster at {address} wants a token, and RAY_AUTH_MODE=disabled in this environment sends "
+                "none: unset RAY_AUTH_MODE (evolve then presents the token from RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN "
+                "or ~/.ray/auth_token) or set RAY_AUTH_MODE=token (README: 'Running on a Ray cluster')")
         where = token_at_hand()
         raise ClusterError(
             f"the Ray cluster at {address} refused this client's token (Authentication token is missing or "
@@ -144,21 +217,42 @@ class RaySession:
         self.address = address or None
         self.joined = False          # this session called ray.init (and will call ray.shutdown)
         self.sentinel: subprocess.Popen | None = None
+        self.gcs: str | None = None  # HOST:PORT of the cluster joined (``auto`` resolved)
 
     @property
     def local(self) -> bool:
         return self.address is None
 
+    @property
+    def starts_ray(self) -> bool:
+        """Whether ``open`` will start or join a cluster (False: Ray is already up in this process)."""
+        return not ray.is_initialized()
+
+    def describe(self) -> str:
+        """The cluster in a few words, for the user and run.log."""
+        if self.local:
+            return f"the local Ray cluster of this run ({self.gcs})" if self.gcs else "the local Ray cluster of this run"
+        if self.address == "auto" and self.gcs:
+            return f"the Ray cluster at {self.gcs} (--address auto)"
+        return f"the Ray cluster at {self.address}"
+
     def open(self) -> "RaySession":
         if ray.is_initialized():
             return self
         os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-        if self.address is not None:
+        origin = None
+        if self.address == "auto":
+            self.gcs, origin = resolve_auto()
+        elif self.address is not None:
             check_address(self.address)
-        gcs = self._start_sentinel(local=self.address is None)
+            self.gcs = self.address
+        if self.gcs is not None:
+            check_reachable(self.gcs, origin=origin)
         try:
-            join_cluster(self.address or gcs, reach_check=self.address is not None)
-        except BaseException:
+            gcs = self._start_sentinel(local=self.address is None)
+            self.gcs = self.gcs or gcs
+            join_cluster(self.gcs, reach_check=False)
+        except BaseException:      # a ClusterError, Ctrl-C or SIGTERM while waiting: no sentinel is left behind
             self.close()
             raise
         self.joined = True
@@ -202,7 +296,10 @@ class RaySession:
                 pass
 
     def close(self) -> None:
-        """Leave Ray (when this session joined it) and let the sentinel stop what it started."""
+        """Leave Ray (when this session joined it) and let the sentinel stop what it started. A
+        sentinel that does not end by itself (still inside ``ray.init``, say) gets SIGTERM, which it
+        takes as its driver's death (it cleans up all the same), and SIGKILL after that, its
+        process group with it: no sentinel outlives its session."""
         if self.joined:
             self.joined = False
             try:
@@ -215,10 +312,14 @@ class RaySession:
                 self.sentinel.stdin.close()
             except OSError:
                 pass
-            try:
-                self.sentinel.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.sentinel.kill()
+            for stop, wait_s in ((None, SENTINEL_EXIT_S), (signal.SIGTERM, SENTINEL_EXIT_S), (signal.SIGKILL, 5.0)):
+                if stop is not None:
+                    _signal_group(self.sentinel.pid, stop)
+                try:
+                    self.sentinel.wait(timeout=wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
             self.sentinel.stdout.close()
             self.sentinel = None
 
@@ -230,3 +331,11 @@ class RaySession:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    """``sig`` to the process group led by ``pid`` (the sentinel runs in a session of its own)."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

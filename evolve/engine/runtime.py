@@ -8,25 +8,27 @@ reason (any exception), and the actors are killed.
 from __future__ import annotations
 
 import dataclasses
+import re
 import secrets
 
 import ray
+from ray.exceptions import RayActorError
 
 from evolve.config import Config
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.legacy import upgrade_state
 from evolve.engine.plan import Replay
-from evolve.engine.pools import ActorProxy, ActorSet, RayPool
+from evolve.engine.pools import ActorProxy, ActorSet, PoolError, RayPool
 from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
 from evolve.engine.ray_session import RaySession
-from evolve.engine.termination import Terminated
+from evolve.engine.termination import by_sigterm
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
 from evolve.store.events import FinishEvent
+from evolve.store.failures import one_line
 from evolve.store.run_store import RunStore
 from search.proposers import ProposerContext
 from search.strategies import StrategyContext, strategy_class
-from search.strategies.islands import IslandDatabase, IslandsStrategy
 from tasks.registry import get_task, user_task_file
 
 
@@ -55,34 +57,54 @@ def engine_settings(cfg: Config) -> EngineSettings:
                           overlap=cfg.run.overlap_generations, lattice=get_task(cfg.task).square_lattice)
 
 
-def make_strategy(cfg: Config, remote: bool):
-    """The configured strategy; with ``remote``, a population that lives in one Ray actor."""
+def make_strategy(cfg: Config, remote: bool, name: str | None = None):
+    """The configured strategy; with ``remote``, a population that lives in one Ray actor (named
+    ``name`` when given, so that `ray list actors` shows whose it is)."""
     context = StrategyContext(seed=cfg.seed, batch_size=cfg.ray.batch_size)
     cls = strategy_class(cfg.strategy)
-    if cls is IslandsStrategy and remote:
-        actor = ray.remote(num_cpus=0)(IslandDatabase).remote(cfg.strategy_options, cfg.seed)
-        return IslandsStrategy(cfg.strategy_options, context, database=ActorProxy(actor)), [actor]
+    if remote and cls.Population is not None:
+        actor = ray.remote(num_cpus=0)(cls.Population).options(name=name).remote(cfg.strategy_options, cfg.seed)
+        return cls(cfg.strategy_options, context, population=ActorProxy(actor)), [actor]
     return cls(cfg.strategy_options, context), []
 
 
 def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict | None = None,
-          replay: Replay | None = None, progress: Progress | None = None) -> str:
+          replay: Replay | None = None, progress: Progress | None = None, cluster: str | None = None) -> str:
     """Run (or continue, from a snapshot ``state`` and the journal's ``replay``) the search to the
     end of its budget; returns why it stopped. ``address`` overrides ``ray.address``; when Ray is
-    already initialised in this process it is used as it is.
+    already initialised in this process it is used as it is (``cluster`` then says which it is, for
+    run.log). The wall-time budget holds whatever the cluster does (:mod:`evolve.engine.pools`).
 
     Whatever ends the run is on record: ``finished`` with the budget that stopped it,
-    ``interrupted`` (KeyboardInterrupt, :class:`Terminated`), or ``failed`` with the exception
+    ``interrupted`` (Ctrl-C or SIGTERM: a KeyboardInterrupt), or ``failed`` with the exception
     (which propagates). :class:`~evolve.engine.preflight.RunFailed` is raised when a model fails its
     preflight or every proposal of the run failed (the finish record then names the reason)."""
     address = address or cfg.ray.address
     with RaySession(address) as session:
         if session.sentinel is not None:
             session.watch(store.path)
-        return _drive(cfg, store, address, state, replay, progress)
+        where = cluster or (session.describe() if session.joined else
+                            f"the Ray cluster at {address}" if address else "a Ray cluster already up in this process")
+        return _drive(cfg, store, where, state, replay, progress)
 
 
-def _drive(cfg, store, address, state, replay, progress) -> str:
+def failure_reason(exc: BaseException, run_dir) -> str:
+    """One line for status.json and run.log: what went wrong, cut at a word boundary, and, when an
+    actor died (the strategy's database, or evaluators that kept dying), that a resume continues."""
+    if isinstance(exc, RayActorError):
+        text = str(exc)
+        name = re.search(r"class_name:\s*(\w+)", text)
+        cause = re.search(r"The actor is dead because ([^\n]*)", text)
+        what = f"the {name.group(1)} actor" if name else "a Ray actor of the run"
+        why = one_line(cause.group(1), 200).rstrip(".") if cause else one_line(text.splitlines()[0] if text else "", 200)
+        return (f"{what} died ({type(exc).__name__}: {why}); nothing journaled is lost: `evolve resume {run_dir}` "
+                "continues the run from its last snapshot")
+    if isinstance(exc, PoolError):
+        return f"{one_line(str(exc), 300)}; `evolve resume {run_dir}` continues the run from its last snapshot"
+    return one_line(f"{type(exc).__name__}: {exc}", 500)
+
+
+def _drive(cfg, store, where, state, replay, progress) -> str:
     engine = None
     actors, sets = [], []
     files = task_file_payloads(cfg.task)
@@ -91,11 +113,11 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
         return dataclasses.asdict(engine.counters) if engine is not None else {}
 
     try:
-        strategy, actors = make_strategy(cfg, remote=True)
-        sections = {name: options for name, options in cfg.proposers.items() if options.weight > 0}
         # named, so `ray list actors` (and a test that kills one) can find them: run id, then a tag of this
         # drive (two runs may share a run id in different folders), then kind, index and incarnation
         name = f"evolve:{store.run_id}:{secrets.token_hex(3)}"
+        strategy, actors = make_strategy(cfg, remote=True, name=f"{name}:database")
+        sections = {key: options for key, options in cfg.proposers.items() if options.weight > 0}
         proposers = ActorSet("proposer", lambda i, k: ray.remote(num_cpus=0)(ProposerWorker).options(
             name=f"{name}:proposer:{i}.{k}").remote(cfg.task, sections, proposer_context(cfg), files),
             cfg.ray.num_proposers, log=store.log)
@@ -111,7 +133,7 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
         if state is not None:
             engine.restore(upgrade_state(state, cfg.strategy))
         store.set_status("running", **counters())
-        store.log(f"search started on {'cluster ' + address if address else 'a local Ray cluster'}: "
+        store.log(f"search started on {where}: "
                   f"strategy {cfg.strategy}, {cfg.ray.num_evaluators} evaluators, {cfg.ray.num_proposers} proposers")
         if engine.stop_reason() is None:      # a resumed run with nothing left to do calls no model
             check_models(cfg, store)
@@ -126,13 +148,13 @@ def _drive(cfg, store, address, state, replay, progress) -> str:
         if engine is not None:
             progress.finish(engine.counters, f"failed: {exc}")
         raise
-    except (KeyboardInterrupt, Terminated) as exc:
-        why = "SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
+    except KeyboardInterrupt as exc:      # Ctrl-C, or SIGTERM (evolve.engine.termination.Terminated)
+        why = "SIGTERM" if by_sigterm(exc) else "interrupted (Ctrl-C)"
         _best_effort(store.set_status, "interrupted", reason=why, **counters())
         _best_effort(store.log, f"{why}; `evolve resume {store.path}` continues from the last snapshot")
         raise
     except BaseException as exc:
-        why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:500]
+        why = failure_reason(exc, store.path)
         _best_effort(store.set_status, "failed", reason=why, **counters())
         _best_effort(store.log, f"failed: {why}")
         raise

@@ -2,7 +2,7 @@
 
 ``evolve launch`` and ``evolve resume`` (the *driver*) start one sentinel each, in a session of its
 own, with a pipe on its stdin. With ``--ray`` the sentinel starts the local Ray cluster of the run
-(it calls ``ray.init()``, so Ray's GCS, raylet, dashboard and runtime agents and every worker are
+(it calls ``ray.init(address="local")``, so Ray's GCS, raylet, dashboard and runtime agents and every worker are
 its descendants) and answers ``ready <GCS address>`` on stdout; the driver then joins that
 cluster. It is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so Ray processes whose parent dies
 are re-parented to it instead of to init, and it asks the kernel for ``SIGTERM`` when its parent
@@ -37,8 +37,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
-class DriverGone(Exception):
-    """The parent-death signal arrived."""
+class DriverGone(BaseException):
+    """The parent-death signal arrived (or the driver gave up on us). A BaseException, so that no
+    ``except Exception`` on the way (Ray's own retry loops inside ``ray.init`` included) swallows it."""
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -106,12 +107,14 @@ def kill_descendants(grace_s: float = 2.0, limit_s: float = 15.0) -> None:
 
 
 def start_local_ray():
-    """``ray.init()`` of the run's local cluster; the GCS address to join."""
+    """A new local cluster of the run's own; the GCS address to join. ``address="local"``: a bare
+    ``ray.init()`` would join whatever head ``ray start`` recorded in Ray's temp dir (another user's,
+    or a dead one whose files remain) instead of starting one."""
     # Ray is imported here, not at the top: a sentinel for a run on an existing cluster never needs it
     import ray
 
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    ray.init(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    ray.init(address="local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     return ray, ray.get_runtime_context().gcs_address
 
 

@@ -80,6 +80,7 @@ class RunData:
     state: dict | None = None                     # the newest snapshot's engine state (current layout)
     state_seq: int | None = None                  # the journal sequence that snapshot covers
     system_prompts: dict = field(default_factory=dict)   # digest -> text (journaled once per distinct text)
+    damage: str = ""                              # what a journal damaged in the middle lost ('' when intact)
 
     @property
     def proposals(self) -> list[ProgramRecord]:
@@ -95,9 +96,10 @@ class RunData:
 
 def load_run(run_dir: str | Path) -> RunData:
     """Read a run directory (read-only; a live run works too). Raises the store's errors
-    (RunStoreError, JournalError) for a directory that is not a readable run."""
+    (RunStoreError, JournalError) for a directory that is not a readable run; a journal damaged in
+    the middle is read for what is intact (``damage`` says what was not)."""
     path = check_run_dir(run_dir)
-    contents = read_journal(path / "journal.msgpack")
+    contents = read_journal(path / "journal.msgpack", salvage=True)
     header = contents.header
     start = float(header.get("t") or 0.0)
     config = read_config(path)
@@ -141,7 +143,7 @@ def load_run(run_dir: str | Path) -> RunData:
                    created=header.get("created"), strategy=strategy, config=config, status=read_status(path) or {},
                    programs=programs, judged=judged, promotions=promotions, migrations=migrations, resets=resets,
                    finish=finish, wall_s=last_t - start, torn=contents.torn, state=state, state_seq=state_seq,
-                   system_prompts=system_prompts)
+                   system_prompts=system_prompts, damage=contents.damage_note(path / "journal.msgpack"))
 
 
 def _snapshot(path: Path, strategy: str) -> tuple[dict | None, int | None]:

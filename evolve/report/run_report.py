@@ -24,6 +24,7 @@ from evolve.report.lineage_tree import MAX_NODES, TOP, lineage_tree, panel_id
 from evolve.report.page import REPORT_NAME, Section, WrittenReport, note, page, plot_div, write_page
 from evolve.report.programs import program_panel, score_table
 from evolve.report.timeline import Point, timeline
+from evolve.store.failures import run_failure
 from search.database import named_score
 
 
@@ -54,7 +55,13 @@ def summary_figures(run: RunData, points: list[Point]) -> dict:
             "tokens_in": sum(r.candidate.tokens_in for r in run.proposals),
             "tokens_out": sum(r.candidate.tokens_out for r in run.proposals),
             "cost_usd": sum(r.candidate.cost_usd for r in run.proposals), "wall_s": run.wall_s,
-            "promotions": len(run.promotions), "finish": run.finish}
+            "promotions": len(run.promotions), "finish": run.finish, "failure": _failure(run)}
+
+
+def _failure(run: RunData) -> dict | None:
+    """Why the run failed (evolve.store.failures.run_failure), as `evolve show --json` has it."""
+    failure = run_failure(run.status, [r.candidate for r in run.proposals])
+    return None if failure is None else failure.to_dict()
 
 
 def _summary(run: RunData, fig: dict) -> str:
@@ -70,8 +77,12 @@ def _summary(run: RunData, fig: dict) -> str:
             ("time", f"{_duration(run.wall_s)} from creation to the last record" + (
                 f" ({_duration(searching)} searching)" if searching else "")),
             ("tokens", f"{fig['tokens_in']} in / {fig['tokens_out']} out"), ("cost", f"${fig['cost_usd']:.4f}")]
+    if fig["failure"] is not None:
+        rows.insert(5, ("why it failed", escape(fig["failure"]["line"])))
     if run.torn:
         rows.append(("journal", "its last record was torn (a write cut short) and is not shown"))
+    if run.damage:
+        rows.append(("journal damaged", escape(run.damage)))
     html = "<table class='kv'>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
     best = fig["best_id"]
     if best is None:

@@ -5,7 +5,10 @@ File format: a sequence of frames, each ``4-byte big-endian payload length | msg
 before it returns, so a record is durable before the caller acknowledges it. A crash can only
 leave a *torn tail* (a prefix of the last frame); readers drop it (``torn=True``) and
 ``Journal.open_append`` truncates it before appending. A bad frame that is followed by a valid
-frame is corruption, never skipped: ``JournalCorruptError``.
+frame is corruption, never skipped by a writer or a resume: ``JournalCorruptError``. Readers that
+only look (``evolve show``, ``lineage``, ``export``, ``report``) may ask for what is intact
+(``read_journal(path, salvage=True)``): every valid frame, before and after each damaged stretch,
+with the stretches in ``JournalContents.damage`` and the records they held in ``missing_records``.
 
 A torn tail and a journal cut short by hand (or by a copy that stopped early) look the same from
 inside the file: both end in a prefix of a frame. So every append also leaves a witness beside
@@ -87,11 +90,26 @@ class JournalContents:
     torn: bool = False
     dropped_bytes: int = 0
     valid_bytes: int = 0
+    damage: list[tuple[int, int]] = field(default_factory=list)   # (start, end) byte ranges skipped (salvage only)
 
     @property
     def last_seq(self) -> int:
         """Sequence number of the last valid record (0: only the header)."""
         return int(self.records[-1].get("seq", len(self.records))) if self.records else 0
+
+    @property
+    def missing_records(self) -> int:
+        """Records the damaged stretches held (gaps in the sequence numbers of what was read)."""
+        seqs = [0] + [int(r.get("seq", 0)) for r in self.records]
+        return sum(max(0, b - a - 1) for a, b in zip(seqs, seqs[1:]))
+
+    def damage_note(self, path) -> str:
+        """One sentence on what a salvaging read skipped ('' when nothing was)."""
+        if not self.damage:
+            return ""
+        spans = ", ".join(f"{a}-{b}" for a, b in self.damage[:3]) + (" ..." if len(self.damage) > 3 else "")
+        return (f"{path} is damaged in the middle (bytes {spans} unreadable, {self.missing_records} record(s) "
+                "lost there): what is intact before and after is shown; `evolve resume` refuses the run")
 
 
 def _plain(obj):
@@ -130,18 +148,25 @@ def decode_frame(data: bytes, off: int) -> tuple[dict, int] | None:
     return rec, off + _FRAME_OVERHEAD + n
 
 
-def _scan(data: bytes, path: Path) -> tuple[list[dict], int, int]:
-    """(records, valid end offset, dropped bytes). Raises on a bad frame followed by a good one."""
+def _scan(data: bytes, path: Path, damage: list | None = None) -> tuple[list[dict], int, int]:
+    """(records, valid end offset, dropped bytes). A bad frame followed by a good one raises, unless
+    ``damage`` (a list) is given: the stretch is then appended to it and the scan goes on after it."""
     records, off = [], 0
     while off < len(data):
         found = decode_frame(data, off)
         if found is None:
             for q in range(off + 1, len(data) - _FRAME_OVERHEAD + 1):
                 if decode_frame(data, q) is not None:
-                    raise JournalCorruptError(
-                        f"{path}: damaged record at byte {off} is followed by a valid record at byte {q}; "
-                        f"the journal is corrupt in the middle (records after byte {off} would be lost)")
-            return records, off, len(data) - off
+                    if damage is None:
+                        raise JournalCorruptError(
+                            f"{path}: damaged record at byte {off} is followed by a valid record at byte {q}; "
+                            f"the journal is corrupt in the middle (records after byte {off} would be lost)")
+                    damage.append((off, q))
+                    off = q
+                    break
+            else:
+                return records, off, len(data) - off
+            continue
         rec, off = found
         records.append(rec)
     return records, off, 0
@@ -160,14 +185,20 @@ def _check_header(records: list[dict], path: Path) -> dict:
     return header
 
 
-def read_journal(path: str | Path) -> JournalContents:
+def read_journal(path: str | Path, salvage: bool = False) -> JournalContents:
     """Read a whole journal. A torn tail is dropped (``torn=True``); corruption in the middle
-    raises ``JournalCorruptError``; a foreign schema raises ``JournalSchemaError``."""
+    raises ``JournalCorruptError``, or with ``salvage`` is skipped (``damage``; for readers that
+    only look, never for a writer); a foreign schema raises ``JournalSchemaError``, and so does a
+    damaged header whatever ``salvage`` says (nothing says whose run it is)."""
     path = Path(path)
     data = path.read_bytes()
-    records, valid, dropped = _scan(data, path)
+    damage: list | None = [] if salvage else None
+    records, valid, dropped = _scan(data, path, damage)
+    if damage and damage[0][0] == 0:
+        raise JournalCorruptError(f"{path}: its header record is damaged; nothing says whose run this is")
     header = _check_header(records, path)
-    return JournalContents(header, records[1:], torn=dropped > 0, dropped_bytes=dropped, valid_bytes=valid)
+    return JournalContents(header, records[1:], torn=dropped > 0, dropped_bytes=dropped, valid_bytes=valid,
+                           damage=damage or [])
 
 
 def read_header(path: str | Path) -> dict:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from evolve.store.events import (EvaluationEvent, FinishEvent, ProposalEvent, PromotionEvent, SnapshotEvent,
                                  decode)
-from evolve.store.failures import common_failure
+from evolve.store.failures import run_failure
 from evolve.store.integrity import journal_loss, witnesses
 from evolve.store.journal import read_journal
 from evolve.store.model_stats import model_stats
@@ -102,12 +102,14 @@ def score_key(score) -> tuple:
 
 
 class RunIndex:
-    """The journal of one run, decoded into typed events and indexed by program id."""
+    """The journal of one run, decoded into typed events and indexed by program id. A journal damaged
+    in the middle is read for what is intact (``damage``: a sentence on what was skipped, else '')."""
 
     def __init__(self, run_dir: str | Path):
         self.path = check_run_dir(run_dir)
         seen = witnesses(self.path / "journal.msgpack")      # before the journal: a live run keeps writing
-        contents = read_journal(self.path / "journal.msgpack")
+        contents = read_journal(self.path / "journal.msgpack", salvage=True)
+        self.damage = contents.damage_note(self.path / "journal.msgpack")
         self.header, self.records, self.torn = contents.header, contents.records, contents.torn
         self.loss = journal_loss(self.path / "journal.msgpack", contents, seen)
         self.run_id = self.header.get("run_id", self.path.name)
@@ -162,9 +164,14 @@ def code_diff(old: str | None, new: str | None, old_name: str, new_name: str) ->
     return "\n".join(lines)
 
 
-def ancestry(run_dir: str | Path, program_id: str | None = None) -> list[Ancestor]:
+def index(run: str | Path | RunIndex) -> RunIndex:
+    """``run`` itself when it is already read, else its RunIndex."""
+    return run if isinstance(run, RunIndex) else RunIndex(run)
+
+
+def ancestry(run_dir: str | Path | RunIndex, program_id: str | None = None) -> list[Ancestor]:
     """The ancestry of ``program_id`` (default: the run's best program), root first."""
-    idx = RunIndex(run_dir)
+    idx = index(run_dir)
     if program_id is None:
         pid = idx.best_id()
         if pid is None:
@@ -195,15 +202,15 @@ def ancestry(run_dir: str | Path, program_id: str | None = None) -> list[Ancesto
     return out
 
 
-def top_programs(run_dir: str | Path, k: int = 5) -> list[ProgramInfo]:
+def top_programs(run_dir: str | Path | RunIndex, k: int = 5) -> list[ProgramInfo]:
     """The ``k`` best evaluated programs, best first."""
-    idx = RunIndex(run_dir)
+    idx = index(run_dir)
     return [idx.info(p) for p in idx.ranked()[:max(0, k)]]
 
 
-def run_summary(run_dir: str | Path) -> dict:
+def run_summary(run_dir: str | Path | RunIndex) -> dict:
     """Counts, cost, time and the best program of a run, as plain values (JSON-ready)."""
-    idx = RunIndex(run_dir)
+    idx = index(run_dir)
     cands = list(idx.proposals.values())
     failed = [c for c in cands if not c.ok]
     verdicts = [e.verdict.verdict for e in idx.evaluations.values()]
@@ -212,7 +219,7 @@ def run_summary(run_dir: str | Path) -> dict:
     best = idx.best_id()
     finish = idx.of_kind(FinishEvent)
     status = read_status(idx.path) or {}
-    failure = common_failure(cands)
+    failure = run_failure(status, cands)
     return {
         "run_id": idx.run_id, "task": idx.header.get("task"), "created": idx.header.get("created"),
         "status": status.get("state"), "finished": finish[-1].reason if finish else None,
@@ -233,8 +240,9 @@ def run_summary(run_dir: str | Path) -> dict:
         "class_labels": sorted({c.tractable_class for c in cands if c.tractable_class}),
         "journal_torn": idx.torn,
         "models": model_stats(idx),
-        "failure": None if failure is None else {**failure.to_dict(), "line": failure.line()},
+        "failure": None if failure is None else failure.to_dict(),
         "journal_lost_records": idx.loss.lost_records if idx.loss else 0,
+        "journal_damage": idx.damage or None,
     }
 
 

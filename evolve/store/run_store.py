@@ -319,7 +319,9 @@ class RunStore:
             f"# Best program of run {self.run_id}",
             f"# task: {candidate.task or self.task}   id: {candidate.id}   "
             f"proposer: {candidate.proposer}   model: {candidate.model}",
-            f"# class claim: {candidate.tractable_class}   complexity claim: {candidate.complexity_O}",
+            # the claims as `evolve verify best/program.py` reads them back (evaluators.submission.header_claims)
+            f"# tractable_class: {candidate.tractable_class}",
+            f"# complexity_O: {candidate.complexity_O}",
             f"# verdict: {verdict.verdict}   largest n verified: {num.largest_n_verified}   "
             f"max rel err: {num.max_rel_err}",
         ]

@@ -47,10 +47,12 @@ import yaml
 from optuna.trial import TrialState
 
 from evolve.config import ConfigError, config_from_dict, load_config
+from evolve.engine.ray_session import check_capacity
 from evolve.engine.runtime import start_ray, task_file_payloads
+from evolve.store.status import read_status
 from evolve.tuning.objective import DIRECTIONS
 from evolve.tuning.space import apply, parse_space, suggest
-from evolve.tuning.trial import evaluator_share, run_trial, trial_dir_name
+from evolve.tuning.trial import RAY_RESOURCE_STEP, evaluator_share, run_trial, trial_dir_name
 
 
 
@@ -134,6 +136,37 @@ class TuneResult:
     study_dir: Path | None = None
 
 
+def open_study(storage: str, study_name: str, direction: str, study_dir: Path):
+    """The study in ``storage`` (created if new); a storage that cannot be used (a URL SQLAlchemy
+    cannot parse, a directory that cannot be made or written) is a ConfigError naming it, before
+    anything else happens."""
+    import sqlalchemy.exc  # lazy: only the tuner needs it (optuna's own dependency)
+
+    try:
+        study_dir.parent.mkdir(parents=True, exist_ok=True)  # sqlite creates the file, not its directory
+    except OSError as exc:
+        raise ConfigError(f"Optuna storage {storage!r} cannot be used: cannot create {study_dir.parent} "
+                          f"({exc.strerror or exc})") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        return optuna.create_study(storage=storage, study_name=study_name, direction=direction, load_if_exists=True)
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, OSError, ValueError) as exc:
+        why = " ".join(str(exc).split("\n")[0].split())[:200] or type(exc).__name__
+        raise ConfigError(f"Optuna storage {storage!r} cannot be used ({type(exc).__name__}: {why}); give --storage "
+                          "a URL such as sqlite:///runs/tune.db in a directory you may write") from None
+
+
+HEARTBEAT_S = 20.0    # how often the tuner says how its running trials are doing
+
+
+def _trial_progress(number: int, study_dir: Path, launched_at: dict[int, float]) -> str:
+    """One trial's progress in a few words, from its run's status.json (the engine keeps its counts current)."""
+    counts = (read_status(study_dir / trial_dir_name(number)) or {}).get("counts") or {}
+    seconds = time.monotonic() - launched_at.get(number, time.monotonic())
+    return (f"trial {number} {seconds:.0f} s, {counts.get('proposals', 0)} proposal(s), "
+            f"{counts.get('evaluations', 0)} evaluation(s)")
+
+
 # -- the tuner ------------------------------------------------------------------------------------
 def tune(config_path: str | Path, trials: int, storage: str | None = None, study_name: str | None = None,
          address: str | None = None, parallel: int | None = None, log=print) -> TuneResult:
@@ -151,10 +184,8 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
     storage = storage or f"sqlite:///{Path(cfg.run.root) / 'tune.db'}"
     study_name = study_name or f"{Path(config_path).stem}-{cfg.strategy}"
     study_dir = tuning_dir(storage, cfg.run.root) / study_name
-    study_dir.parent.mkdir(parents=True, exist_ok=True)  # sqlite creates the file, not its directory
     direction = DIRECTIONS[objective]
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(storage=storage, study_name=study_name, direction=direction, load_if_exists=True)
+    study = open_study(storage, study_name, direction, study_dir)
     if study.direction.name.lower() != direction:
         raise ConfigError(f"study {study_name} in {storage} is {study.direction.name.lower()}d, "
                           f"but tune.objective {objective} is {direction}d")
@@ -169,14 +200,19 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
     records = TrialLog(study_dir / "trials.jsonl")
     recover_interrupted(study, records, log)
 
+    log(f"study {study_name} in {storage}: {trials} trial(s) to run, {parallel} at a time; "
+        + ("starting a local Ray cluster" if address is None else f"joining the Ray cluster at {address}"))
     started_ray = start_ray(address)
     try:
+        if started_ray.joined:      # a cluster without a CPU would leave every trial's evaluators pending forever
+            check_capacity(RAY_RESOURCE_STEP, started_ray.describe())
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         # num_cpus=0: the task only waits on its own actors (see evolve.tuning.trial); max_retries=0:
         # a retried trial would find its run directory taken, and a crash is a failed trial anyway
         remote_trial = ray.remote(num_cpus=0, max_retries=0)(run_trial)
         payloads = task_file_payloads(cfg.task)
         pending: dict = {}
+        launched_at: dict[int, float] = {}
         asked = finished = 0
         while asked < trials or pending:
             while asked < trials and len(pending) < parallel:
@@ -203,9 +239,16 @@ def tune(config_path: str | Path, trials: int, storage: str | None = None, study
                 pending[remote_trial.remote(trial.number, shipped, objective, str(study_dir), payloads)] = (trial, values)
                 records.write("launched", trial.number, params=values, run_dir=str(run_dir),
                               evaluator_cpus=raw["ray"]["evaluator_cpus"])
+                launched_at[trial.number] = time.monotonic()
+                log(f"trial {trial.number} launched: {values} ({run_dir})")
             if not pending:
                 continue
-            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=HEARTBEAT_S)
+            if not done:      # a trial takes minutes: say how the running ones are doing meanwhile
+                log("running: " + "; ".join(_trial_progress(t.number, study_dir, launched_at)
+                                            for t, _ in pending.values()))
+                continue
+            (ref,) = done
             trial, values = pending.pop(ref)
             finished += 1
             try:

@@ -32,7 +32,7 @@ from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.diagnosis import diagnose
 from search.derivation.record import Check, Derivation, Plan, Step
 from search.derivation.runtime import _rt_start
-from search.derivation.solvers import CHEAP, SOLVERS, get_solver
+from search.derivation.solvers import SOLVERS, cheap_solvers, get_solver
 from search.derivation.view import VIEW_MAX_N, StateView, describe_state, view_of
 from tasks.family import family_structure
 from tasks.formula import Formula
@@ -264,9 +264,9 @@ def _root(ctx: _Context) -> _Node:
 
 def state_view(ctx: _Context, states) -> StateView:
     """The structure analysis of the states a chain prefix leaves (one per view size)."""
-    first = tuple(a for a in ACTIONS.values() if a.NAME in ("nishimori", "dual_rbim", "face_dual"))
+    first = tuple(a for a in ACTIONS.values() if a.FIRST_STEP)
     return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
-                   cheap_solvers=CHEAP, first_steps=first)
+                   cheap_solvers=cheap_solvers(), first_steps=first)
 
 
 # -- checks ---------------------------------------------------------------------------------------------

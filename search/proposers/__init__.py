@@ -23,7 +23,7 @@ from search.candidate import Candidate
 from search.llm.config import LLMConfig
 from search.prompt_builder import PromptConfig
 from search.records import ProposalRequest
-from search.registry import Registry
+from tasks.plugins import Registry
 from tasks.base import Task
 
 
@@ -41,7 +41,12 @@ class ProposerContext:
 class Proposer(Protocol):
     name: ClassVar[str]
     Options: ClassVar[type]     # its config section; has ``weight: float``
-    requires: ClassVar[tuple[str, ...]]   # optional: run config sections it needs when its weight is > 0
+    # declared capabilities (a proposer that leaves one out gets the default in CAPABILITIES):
+    requires: ClassVar[tuple[str, ...]]   # run config sections it needs when its weight is > 0
+    calls_models: ClassVar[bool]          # it calls language models: the engine chooses the model of each of
+                                          # its slots, hands it the negative-prompting block, and ends the run
+                                          # when every such proposal of a generation failed at the provider
+    uses_known: ClassVar[bool]            # it is told the normalised hashes of every program the run has
 
     def __init__(self, task: Task, options, context: ProposerContext): ...
 
@@ -49,7 +54,9 @@ class Proposer(Protocol):
         """One candidate with ``id == request.id``; failures are candidates with ``parse_error``."""
 
 
-_registry = Registry(__name__, "proposer")
+#: the capability flags and their values for a proposer that does not declare them
+CAPABILITIES = {"requires": (), "calls_models": False, "uses_known": False}
+_registry = Registry(__name__, "proposer", required=("Options", "propose"), defaults=CAPABILITIES)
 register = _registry.register  # class decorator: available under cls.name
-proposer_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+proposer_class = _registry.lookup  # the class registered under a name (KeyError naming the known ones)
 proposer_names = _registry.names  # every registered name, after importing the package's modules

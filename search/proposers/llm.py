@@ -47,6 +47,7 @@ class LLM:
     name = "llm"
     Options = LLMOptions
     requires = ("llm",)          # run config sections it cannot work without
+    calls_models = True          # the engine picks its model per slot and gives it the negative block
 
     def __init__(self, task: Task, options: LLMOptions, context: ProposerContext):
         if context.llm is None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from search.records import JudgedProgram, Selection
-from search.registry import Registry
+from tasks.plugins import Registry
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ class Strategy(Protocol):
     #: the engine may choose generation g's parents before generation g - 1 is finished (one generation
     #: of lag, so the evaluators never wait for a generation's slowest evaluation); absent means False
     overlaps_generations: ClassVar[bool]
+    #: the class of its population, built as ``Population(options, seed)``, which a run may host in its
+    #: own Ray actor (the strategy then takes ``population=`` a proxy to it); None: no such population
+    Population: ClassVar[type | None]
 
     def select(self, generation: int, slots: int) -> list[Selection]:
         """One selection per slot of ``generation``, in slot order."""
@@ -60,7 +63,8 @@ class Strategy(Protocol):
         """Continue from ``state()``."""
 
 
-_registry = Registry(__name__, "strategy")
+_registry = Registry(__name__, "strategy", required=("Options", "select", "absorb", "end_generation", "finished", "state", "load"),
+                     defaults={"overlaps_generations": False, "Population": None})
 register = _registry.register  # class decorator: available under cls.name
-strategy_class = _registry.get  # the class registered under a name (KeyError naming the known ones)
+strategy_class = _registry.lookup  # the class registered under a name (KeyError naming the known ones)
 strategy_names = _registry.names  # every registered name, after importing the package's modules

@@ -68,11 +68,12 @@ class IslandsStrategy:
     Options = DatabaseConfig
     rejudge_duplicates = False
     overlaps_generations = True  # parents may lag one generation: islands evolve the same either way
+    Population = IslandDatabase  # a run may host it in its own actor (the strategy gets a proxy)
 
-    def __init__(self, options: DatabaseConfig, context: StrategyContext, database=None):
+    def __init__(self, options: DatabaseConfig, context: StrategyContext, population=None):
         self.options = options
         self.context = context
-        self.db = database if database is not None else IslandDatabase(options, context.seed)
+        self.db = population if population is not None else IslandDatabase(options, context.seed)
 
     def select(self, generation: int, slots: int) -> list[Selection]:
         out = []

@@ -6,7 +6,7 @@ import zlib
 import numpy as np
 
 from tasks import nishimori as nl
-from tasks.base import Task, square_side
+from tasks.base import COLD_STRATA, Task, cold_error_rate, square_side
 from tasks.catalog._v1_common import V1_CITATION
 from tasks.catalog.p03_torus import torus_edges
 from tasks.model import IsingModel, Lattice
@@ -26,11 +26,11 @@ class NishimoriTorusTask(Task):
     def sample_pj(self, rng) -> dict:
         return {"p": float(rng.uniform(0.02, 0.45)), "J": float(rng.uniform(0.5, 1.5))}
 
-    def cold_params(self, params, n, rng):
-        """Few flipped bonds: p = 10^u, u uniform in [-17, -6], so beta_N J = 6 .. 19.6 (the Nishimori
-        temperature is set by p)."""
-        p = float(10.0 ** rng.uniform(-17.0, -6.0))
-        return {**params, "p": p}, f"cold: p = {p:.3g} (beta_N J = {nl.nishimori_beta(p, 1.0):.3g})"
+    def cold_params(self, params, n, rng, stratum=COLD_STRATA[0]):
+        """Few flipped bonds: p with beta_N J = (1/2) log((1 - p) / p) log-uniform in ``stratum``, up
+        to 350 (p ~ 1e-304; the Nishimori temperature is set by p)."""
+        p = cold_error_rate(rng, stratum)
+        return {**params, "p": p}, f"cold: p = {p:.3g} (beta_N J = {nl.nishimori_beta(p, 1.0):.4g})"
 
     def critical_params(self, params, n):
         return {**params, "p": nl.P_CRITICAL}, f"critical: the Nishimori point p = {nl.P_CRITICAL}"

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tasks.base import Gold, Quantity, Task, square_side
+from tasks.base import COLD_STRATA, Gold, Quantity, Task, cold_error_rate, square_side
 from tasks.catalog._v1_common import V1_CITATION
 from tasks.formula import Derived, Formula, Param, term
 from tasks.formula_extras import ConstrainedSum, parity
@@ -113,10 +113,11 @@ with params "p", "syndrome" (S as an L x (L-1) nested list), "cls" (a). Time pol
     def with_beta(self, params, beta):
         raise NotImplementedError("T21 has no free temperature: K = (1/2) ln((1-p)/p) is fixed by p")
 
-    def cold_params(self, params, n, rng):
-        """The same syndrome and class at a small error rate p = 10^u, u uniform in [-17, -6]."""
-        p = float(10.0 ** rng.uniform(-17.0, -6.0))
-        return {**params, "p": p}, f"cold: p = {p:.3g} (K = {0.5 * (math.log1p(-p) - math.log(p)):.3g})"
+    def cold_params(self, params, n, rng, stratum=COLD_STRATA[0]):
+        """The same syndrome and class at a small error rate p, K = (1/2) log((1 - p) / p)
+        log-uniform in ``stratum`` up to 350 (p ~ 1e-304)."""
+        p = cold_error_rate(rng, stratum)
+        return {**params, "p": p}, f"cold: p = {p:.3g} (K = {0.5 * (math.log1p(-p) - math.log(p)):.4g})"
 
     def critical_params(self, params, n):
         return {**params, "p": P_CRITICAL}, f"critical: the Nishimori point p = {P_CRITICAL}"

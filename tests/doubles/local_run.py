@@ -27,9 +27,11 @@ class LocalRun:
     reason: str
 
 
-def local_run(raw: dict, root: Path, sandbox=None, evaluator=None, resume: Path | None = None) -> LocalRun:
+def local_run(raw: dict, root: Path, sandbox=None, evaluator=None, resume: Path | None = None,
+              progress_stream=None) -> LocalRun:
     """Run the config ``raw`` to its end in a new run directory under ``root`` (or continue the run
-    at ``resume`` from its snapshot and journal, as `evolve resume` does)."""
+    at ``resume`` from its snapshot and journal, as `evolve resume` does); the progress lines go to
+    ``progress_stream`` (default: nowhere)."""
     cfg = config_from_dict(raw)
     if resume is None:
         store = RunStore.create(root, cfg.to_dict(), cfg.task)
@@ -44,7 +46,7 @@ def local_run(raw: dict, root: Path, sandbox=None, evaluator=None, resume: Path 
     evaluator = evaluator or EvaluatorWorker(cfg.task, cfg.evaluator.verify_options(cfg.seed), sandbox=sandbox)
     strategy, _ = make_strategy(cfg, remote=False)
     engine = Engine(engine_settings(cfg), strategy, LocalPool(proposer, evaluator), store,
-                    Progress(cfg.budgets, stream=io.StringIO()), replay)
+                    Progress(cfg.budgets, stream=progress_stream or io.StringIO()), replay)
     try:
         if state is not None:
             engine.restore(state)

@@ -9,15 +9,20 @@ for example, the sub-grid left by a decoration a full grid again.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from search.derivation.runtime import _rt_compact, _rt_neighbour_pairs
+from search.derivation.actions import register
 
 NAME = "components"
 SUMMARY = "factor out the spins that share no term with another (log 2cosh K each)"
 COST = "O(n)"
 LABELS: tuple[str, ...] = ()
 PRESERVES_ENERGY = False
+ORDER = 90                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import numpy as np
@@ -66,3 +71,6 @@ def admits(view) -> str | None:
 
 def explain(view, options) -> dict:
     return {"factor": "log(2 cosh K_i) for each spin that shares no term"}
+
+
+register(sys.modules[__name__])

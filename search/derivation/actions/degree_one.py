@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sys
+
 from search.derivation.actions import summing_out
 from search.derivation.actions.summing_out import _so_pass
+from search.derivation.actions import register
 
 NAME = "degree_one"
 SUMMARY = "sum out every spin with one neighbour, repeatedly (trees shrink to nothing)"
 COST = "O(n)"
 LABELS = ("treewidth_bounded",)          # leaves first: variable elimination on a tree
 PRESERVES_ENERGY = False
+ORDER = 60                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 DEGREE = 1
 OPTION_SPACE = {"repeat": (True, False)}
 IMPORTS = summing_out.IMPORTS
@@ -35,3 +40,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"degree": DEGREE, "repeat": bool(options.get("repeat", True)),
             "leaves": "f(s_N) = log 2cosh(sum of the terms on the spin), expanded multilinearly on its neighbours"}
+
+
+register(sys.modules[__name__])

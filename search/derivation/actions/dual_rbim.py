@@ -21,17 +21,22 @@ so the dual of a torus grid is again a torus grid.
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
 
 from search.derivation.runtime import _rt_merge
+from search.derivation.actions import register
 
 NAME = "dual_rbim"
 SUMMARY = "parity-constrained sum over edge variables -> Ising model on the faces (random bonds from a reference solution)"
 COST = "O(n^3)"
 LABELS = ("rbim_nishimori",)
 PRESERVES_ENERGY = False
+ORDER = 20                 # where a derivation search tries it among the actions
+FIRST_STEP = True  # tried on every state of a problem before it is a spin model
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import math
@@ -171,3 +176,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"faces": "traced from the drawing on the grid of the conditions", "couplings": "K_fg = -h_b eta_b",
             "reference": "x1 by Gaussian elimination over GF(2)"}
+
+
+register(sys.modules[__name__])

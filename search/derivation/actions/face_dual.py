@@ -3,8 +3,11 @@ has the mapping and its derivation): chains, rings and planar codes, with no dra
 
 from __future__ import annotations
 
+import sys
+
 from tasks import parity_dual
 from tasks.parity_dual import _fd_model
+from search.derivation.actions import register
 
 NAME = "face_dual"
 SUMMARY = ("parity-constrained sum -> Ising model on the faces of the constraint graph's planar embedding "
@@ -12,6 +15,8 @@ SUMMARY = ("parity-constrained sum -> Ising model on the faces of the constraint
 COST = "O(n)"
 LABELS = ("rbim_nishimori",)
 PRESERVES_ENERGY = False
+ORDER = 30                 # where a derivation search tries it among the actions
+FIRST_STEP = True  # tried on every state of a problem before it is a spin model
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import math
@@ -42,3 +47,6 @@ def explain(view, options) -> dict:
     return {"graph": "one vertex per condition, one edge per variable (conditions holding each variable at most twice)",
             "faces": "networkx planar embedding of the subdivided graph", "couplings": "s_b = -eta_b prod t_g",
             "reference": "x1 by peeling a spanning forest, extra conditions by faces over GF(2)"}
+
+
+register(sys.modules[__name__])

@@ -10,13 +10,18 @@ bond variables of a disorder average after the Nishimori step). Energies are unc
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+from search.derivation.actions import register
 
 NAME = "free_terms"
 SUMMARY = "change of variables to the term products t_k = prod s (each term owns a private spin)"
 COST = "O(n)"
 LABELS = ("exactly_solvable_other",)
 PRESERVES_ENERGY = True
+ORDER = 50                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import numpy as np
@@ -76,3 +81,6 @@ def admits(view) -> str | None:
 
 def explain(view, options) -> dict:
     return {"variables": "t_k = prod_{i in S_k} s_i on a private spin of each term", "jacobian": "a bijection: Z unchanged"}
+
+
+register(sys.modules[__name__])

@@ -11,15 +11,20 @@ are frustrated the step fails at run time, and the engine records an odd cycle a
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from search.derivation.actions import register
 
 NAME = "gauge"
 SUMMARY = "s_i -> tau_i s_i making every pair coupling ferromagnetic (or a rank-one block |u|)"
 COST = "O(n)"
 LABELS = ("gauge",)
 PRESERVES_ENERGY = True
+ORDER = 40                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import numpy as np
@@ -86,3 +91,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"tau": "sign(u_i)" if view.rank_one else "from the double cover of the coupling graph (spanning forest)",
             "maps": "K_S -> (prod_{i in S} tau_i) K_S; fields h_i -> tau_i h_i"}
+
+
+register(sys.modules[__name__])

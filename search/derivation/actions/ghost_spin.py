@@ -10,17 +10,22 @@ solver proves the resulting drawing planar before it trusts it.
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
 
 from search.derivation.runtime import _rt_merge
+from search.derivation.actions import register
 
 NAME = "ghost_spin"
 SUMMARY = "fields as couplings to one extra spin (Z doubles), keeping a planar drawing when the ghost fits"
 COST = "O(n)"
 LABELS: tuple[str, ...] = ()
 PRESERVES_ENERGY = False
+ORDER = 100                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE = {"place": ("centroid", "outside")}
 IMPORTS = """\
 import math
@@ -74,3 +79,6 @@ def admits(view) -> str | None:
 
 def explain(view, options) -> dict:
     return {"place": options.get("place", "centroid"), "coupling": "K(i, ghost) = K_i (the field)"}
+
+
+register(sys.modules[__name__])

@@ -17,15 +17,20 @@ sign per inner term and one inner term per sign, fields only on the signs, L_b =
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
+from search.derivation.actions import register
 
 NAME = "nishimori"
 SUMMARY = "average over gauge orbits on the Nishimori line: the disorder average becomes one model over signs and spins"
 COST = "O(n)"
 LABELS = ("rbim_nishimori",)
 PRESERVES_ENERGY = True
+ORDER = 10                 # where a derivation search tries it among the actions
+FIRST_STEP = True  # tried on every state of a problem before it is a spin model
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import math
@@ -93,3 +98,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"line": "L_b = b_N w_b (the sign weight equals the reference inverse temperature times the bond)",
             "becomes": "Z_joint(beta) over signs and spins, divided by 2^n and the sign normalisation"}
+
+
+register(sys.modules[__name__])

@@ -13,10 +13,13 @@ graph is not planar at some size.
 
 from __future__ import annotations
 
+import sys
+
 import networkx as nx
 import numpy as np
 
 from search.derivation.runtime import _rt_neighbour_pairs
+from search.derivation.actions import register
 
 NAME = "planar_drawing"
 SUMMARY = ("a straight-line planar drawing computed from the interaction graph (networkx: a combinatorial "
@@ -24,6 +27,8 @@ SUMMARY = ("a straight-line planar drawing computed from the interaction graph (
 COST = "O(n)"
 LABELS: tuple[str, ...] = ()
 PRESERVES_ENERGY = True
+ORDER = 110                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 OPTION_SPACE: dict = {}
 IMPORTS = """\
 import networkx as nx
@@ -68,3 +73,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"embedding": "networkx check_planarity (left-right test)",
             "coordinates": "networkx combinatorial_embedding_to_pos (de Fraysseix-Pach-Pollack)"}
+
+
+register(sys.modules[__name__])

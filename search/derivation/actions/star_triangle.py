@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sys
+
 from search.derivation.actions import summing_out
 from search.derivation.actions.summing_out import _so_pass
+from search.derivation.actions import register
 
 NAME = "star_triangle"
 SUMMARY = "sum out spins with three neighbours (star-triangle; with a field on the centre a 3-spin term)"
 COST = "O(n)"
 LABELS: tuple[str, ...] = ()
 PRESERVES_ENERGY = False
+ORDER = 80                 # where a derivation search tries it among the actions
+FIRST_STEP = False
 DEGREE = 3
 OPTION_SPACE = {"repeat": (False, True)}
 IMPORTS = summing_out.IMPORTS
@@ -35,3 +40,6 @@ def admits(view) -> str | None:
 def explain(view, options) -> dict:
     return {"degree": DEGREE, "repeat": bool(options.get("repeat", False)),
             "leaves": "f(s_N) = log 2cosh(sum of the terms on the spin), expanded multilinearly on its neighbours"}
+
+
+register(sys.modules[__name__])

@@ -31,13 +31,20 @@ Cost O(n w chi^3) for a frontier of w spins: O(n^1.5) on a 2D lattice at fixed c
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from search.derivation.solvers import register_answer
+from search.derivation.solvers.adapters import ModuleSolver
+
 NAME = "boundary_mps"
 ANSWER = "approximation"
 CONTROL = "chi"
+ORDER = 30                 # where answers.py tries it among the answer solvers
+CHEAP = False
 SUMMARY = "boundary-MPS contraction along a sweep, bond dimension chi (an approximation, exact as chi grows)"
 OPTION_SPACE = {"chis": ((4, 8, 16), (2, 4, 8), (8, 16, 32), (16, 32, 64)), "order": ("auto", "index", "rcm")}
 IMPORTS = """\
@@ -212,3 +219,6 @@ def claims(view, options):
             f"along the order of smallest frontier, bonds truncated to chi by SVD, at chi = {chis}; exact once chi "
             f"reaches the largest Schmidt rank, so the change between the last two values is the evidence of "
             f"convergence. Cost O(n w chi^3) for a frontier of w spins ({growth} in n here): {cost} at fixed chi.", 0)
+
+
+register_answer(ModuleSolver(sys.modules[__name__]))

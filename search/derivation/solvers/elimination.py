@@ -30,16 +30,22 @@ The width of a model is the larger of its peeled terms' sizes minus one and the 
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
 
 from search.structural.templates.elimination_order import _heap_pop, _heap_push
 from tasks.family import width_growth
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import ModuleSolver
 
 NAME = "elimination"
 SUMMARY = "variable elimination in log space along a greedy order (bounded treewidth)"
 OPTION_SPACE: dict = {}
+ORDER = 80                 # where a derivation search tries it among the solvers
+CHEAP = False
 FALLBACK = True            # generic: a named mapping of the same growth is preferred (engine._plan)
 IMPORTS = """\
 import math
@@ -366,3 +372,6 @@ def claims(view, options):
             f"spins in a single term are summed out in closed form (vectorised), the rest one at a time, each "
             f"step a log-sum-exp over a table of at most 2^(w+1) entries, so O(2^w n) = O(n) at bounded width w; "
             "exact at every temperature (only logs are added).", 1)
+
+
+register(ModuleSolver(sys.modules[__name__]))

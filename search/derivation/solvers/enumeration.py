@@ -8,11 +8,17 @@ and what the engine runs inside the sandbox to check a step on small instances.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import ModuleSolver
 
 NAME = "enumeration"
 SUMMARY = "every configuration (exponential: the honest fallback)"
 OPTION_SPACE = {"chunk": (1 << 14, 1 << 12)}
+ORDER = 90                 # where a derivation search tries it among the solvers
+CHEAP = False
 IMPORTS = """\
 import numpy as np
 """
@@ -72,3 +78,6 @@ def claims(view, options):
     return (("no_efficient_known",), "O(n 2^n)",
             "No transformation of the library led to a polynomial method: the program enumerates all 2^n "
             "configurations (vectorised in chunks, in logs). Exact but exponential in n.", 2)
+
+
+register(ModuleSolver(sys.modules[__name__]))

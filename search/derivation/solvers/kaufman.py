@@ -20,13 +20,19 @@ K > 0, cold or critical. Cost O(R + C) after the O(n) check that the model is th
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from search.derivation.runtime import _rt_grid, _rt_pairs
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import ModuleSolver
 
 NAME = "kaufman"
 SUMMARY = "Kaufman's four-sector product formula for the homogeneous nearest-neighbour torus"
 OPTION_SPACE: dict = {}
+ORDER = 20                 # where a derivation search tries it among the solvers
+CHEAP = True                 # its code is tried on every state the view holds
 IMPORTS = """\
 import numpy as np
 """
@@ -134,3 +140,6 @@ def claims(view, options) -> tuple[tuple[str, ...], str, str, int]:
             "and Kaufman's formula sums "
             "the four periodic/antiperiodic sectors as products over the 2C fermion modes, in logs with the "
             "signed zero mode: O(R + C) after the O(n) check of the couplings, exact at every temperature.", 0)
+
+
+register(ModuleSolver(sys.modules[__name__]))

@@ -13,12 +13,18 @@ A log-sum-exp over the k + 1 terms keeps it exact at every temperature.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.special import gammaln
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import ModuleSolver
 
 NAME = "magnetisation"
 SUMMARY = "a sum over the magnetisation of a ferromagnetic rank-one (Curie-Weiss) block"
 OPTION_SPACE: dict = {}
+ORDER = 30                 # where a derivation search tries it among the solvers
+CHEAP = True                 # its code is tried on every state the view holds
 IMPORTS = """\
 import numpy as np
 from scipy.special import gammaln
@@ -85,3 +91,6 @@ def claims(view, options):
             + ("with binomial weights C(k, j) exp(H M) (one field on every spin): O(n)." if fields == "O(n)" else
                "with weights built spin by spin from the fields: O(n^2).")
             + " Taken in logs, it is exact at every temperature.", 0)
+
+
+register(ModuleSolver(sys.modules[__name__]))

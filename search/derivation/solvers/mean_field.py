@@ -22,11 +22,18 @@ Cost O(restarts * sweeps * colours * terms): O(n) at fixed options.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.special import entr
 
+from search.derivation.solvers import register_answer
+from search.derivation.solvers.adapters import ModuleSolver
+
 NAME = "mean_field"
 ANSWER = "lower"
+ORDER = 10                 # where answers.py tries it among the answer solvers
+CHEAP = False
 SUMMARY = "Gibbs-Bogoliubov mean field: a rigorous lower bound on log Z (any product distribution)"
 OPTION_SPACE = {"restarts": (6, 2, 16), "sweeps": (60, 20, 200)}
 IMPORTS = """\
@@ -130,3 +137,6 @@ def claims(view, options):
             "A rigorous lower bound, not an exact value: log Z >= <W>_q + S(q) for every product distribution q "
             "(Gibbs-Bogoliubov), maximised by coordinate ascent over colour classes from several starts; "
             f"{options.get('restarts', 6)} restarts x {options.get('sweeps', 60)} sweeps, each O(terms): O(n).", 0)
+
+
+register_answer(ModuleSolver(sys.modules[__name__]))

@@ -9,11 +9,17 @@ O(n), exact at every temperature (log 2cosh x = |x| + log1p(exp(-2|x|))).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import ModuleSolver
 
 NAME = "product"
 SUMMARY = "a product of one-spin sums (fields only)"
 OPTION_SPACE: dict = {}
+ORDER = 10                 # where a derivation search tries it among the solvers
+CHEAP = True                 # its code is tried on every state the view holds
 IMPORTS = """\
 import numpy as np
 """
@@ -58,3 +64,6 @@ def claims(view, options):
     return (("exactly_solvable_other",), "O(n)",
             "Only one-spin terms remain, so Z is a product of n one-spin sums 2 cosh(K_i), taken in logs: O(n), "
             "exact at every temperature.", 0)
+
+
+register(ModuleSolver(sys.modules[__name__]))

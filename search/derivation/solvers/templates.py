@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from search.derivation.runtime import _rt_pairs
+from search.derivation.solvers import register
+from search.derivation.solvers.adapters import AdaptedTemplate
 from search.structural.templates import chain, planar_pfaffian, row_transfer, tensor_contraction
 from tasks.rotation_system import drawing_is_planar
 from tasks.structure import vertex_separation
@@ -90,5 +92,6 @@ class TemplateSolver:
         return {"order": min(widths, key=lambda k: (widths[k], list(widths).index(k)))}
 
 
-SOLVERS = (TemplateSolver(chain), TemplateSolver(planar_pfaffian, planar=True), TemplateSolver(row_transfer),
-           TemplateSolver(tensor_contraction))
+for _order, _solver in ((40, TemplateSolver(chain)), (50, TemplateSolver(planar_pfaffian, planar=True)),
+                       (60, TemplateSolver(row_transfer)), (70, TemplateSolver(tensor_contraction))):
+    register(AdaptedTemplate(_solver, _order, ADAPTER_IMPORTS))

@@ -35,26 +35,28 @@ entries (d log Pf / d log A_ij is the probability that edge ij is matched) but a
 entry of order x^(k+1) computed as a difference of terms of order x^k keeps an error eps x^k. So:
 
 - beta max|J| <= WARM_BETA_J (3): the plan's form and solver in float64 (measured <= 1e-11).
-- colder: the domain-wall form (every weight in (0, 1], a sum of positive terms), eliminated by
-  ``skew_elimination``: nested dissection that keeps a face's gadgets together, 2 x 2 pivots
-  chosen by size among each front's fully summed nodes, double-double (106-bit) arithmetic.
-  Measured against the transfer matrix on +-J grids up to 20 x 20 and the triangular
-  antiferromagnet (relative error <= 2e-16 in log Z for beta |J| = 4 .. 25), and equal to the
-  planar oracle's certified value on 64 x 64 +-J at beta |J| = 6 .. 10. Not colder at that size:
-  on 64 x 64 the runs drift from beta |J| ~ 18 on (the ground-state energy read off two runs is
-  off by 8e-4 |J| between 15 and 18, by 4 |J| between 20 and 25): 106 bits no longer hold the
-  Schur complements' exp(-2 beta |J|)^k terms.
-- beta max|J| > LINE_BETA_J (12) with every |J| equal (the +-J glasses and the uniform
-  antiferromagnet): log Z = -beta E0 + log g0 + log(1 + eps), where eps (the excitations, each
-  costing at least 2|J|, relative to the ground states) is about n exp(-2 beta |J|) (on 64 x 64
-  the energy read off runs at 10 and 12 is 6e-7 |J| off its integer, 1e-8 |J| between 12 and 15);
-  E0 and log g0 come from two runs at beta |J| = 10 and 12, E0 rounded to its lattice
-  -sum|J| + 2|J| k. The error is the eps of the run at 12, at most about n exp(-24) = n 4e-11,
-  i.e. below 1e-11 relative to log Z >= beta |E0|. Unequal magnitudes beyond beta max|J| =
-  DD_BETA_J (25) raise ArithmeticError naming the limit.
+- colder, up to TRUSTED_BETA_J (12; TRUSTED_DISTINCT_BETA_J = 25 when most magnitudes differ,
+  so no exact cancellation): the domain-wall form (every weight in (0, 1], a sum of positive
+  terms), eliminated by ``skew_elimination``: nested dissection that keeps a face's gadgets
+  together, 2 x 2 pivots chosen by size among each front's fully summed nodes, double-double
+  (106-bit) arithmetic. Measured against the transfer matrix on +-J grids up to 20 x 20 and the
+  triangular antiferromagnet (relative error <= 2e-16 in log Z for beta |J| = 4 .. 25), and equal
+  to the planar oracle's certified value on 64 x 64 +-J at beta |J| = 6 .. 10.
+- colder still: a value only with a bound that vouches for it (``cold_line``): the same
+  elimination with a running error analysis (``skew_bounds``) at the requested beta, else the
+  ground-state line of couplings that are integer multiples of one unit, certified from two
+  vouched references (E0 fixed on its lattice, the remaining excitations bracketed rigorously),
+  else ArithmeticError naming the limit. Fixed precision does run out: 106 bits no longer hold
+  the Schur complements' exp(-2 beta |J|)^k terms (64 x 64 +-J drifts from beta |J| ~ 18), and
+  a large model may not reach its ground-state line while the elimination still resolves it
+  (a 32 x 32 triangular antiferromagnet has states 2|J| .. 14|J| above its two ground states whose
+  number outweighs exp(-2 beta |J| k) until beta |J| is well past 12). An earlier version read
+  E0 and log g0 off unbounded runs at beta |J| = 10 and 12 and was wrong there by 60 in log Z at
+  beta |J| = 20 (issue 36).
 
 The cold route costs more: about 0.4 s at n = 1024 and 1.9 s at n = 4096 for beta |J| in [6, 12]
-(one core, the small fronts eliminated stacked), twice that colder (two runs).
+(one core, the small fronts eliminated stacked); the bounded elimination about 1.5 times that,
+and the line up to seven bounded runs.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
-from search.structural.templates import skew_elimination
+from search.structural.templates import cold_line, ground_state, skew_elimination
+from search.structural.templates.cold_line import _cold_log_z
+from search.structural.templates.ground_state import _ground_walls
 from search.structural.templates.skew_elimination import _node_positions, skew_log_abs_pfaffian
 
 NAME = "planar_pfaffian"
@@ -76,7 +80,8 @@ OPTION_SPACE = {
 }
 IMPORTS = """\
 import numpy as np
-from scipy.sparse import coo_matrix
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix, hstack
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 """
@@ -85,11 +90,11 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 WARM_BETA_J = 3.0
 #: gadgets of one face that the cold route's ordering keeps together (as the planar oracle does)
 FACE_GROUP_UNITS = 4
-#: beyond this beta * |J| with every |J| equal: the ground-state line from runs at LINE_REFERENCES
-LINE_BETA_J = 12.0
-LINE_REFERENCES = (10.0, 12.0)
-#: beyond this beta * max|J| with unequal magnitudes: ArithmeticError (not shown exact there)
-DD_BETA_J = 25.0
+#: up to this beta * max|J| the double-double elimination is trusted without a bound (measured: <= 2e-16
+#: relative in log Z against the transfer matrix on +-J grids to 20 x 20 and the triangular
+#: antiferromagnet); with most magnitudes distinct (no exact cancellation) up to the second
+TRUSTED_BETA_J = 12.0
+TRUSTED_DISTINCT_BETA_J = 25.0
 
 # gadget of a degree-3 vertex: (node a, node b, rank at a, rank at b); nodes 0..2 = t0..t2, 3 = x.
 # A terminal's own slot 0 is its outside edge; ranks are the counter-clockwise order at each node.
@@ -252,11 +257,12 @@ def _kasteleyn_orientation(n_nodes, edges, ranks):
     return o
 
 
-def _pfaffian_log(n_nodes, edges, weights, ranks, options, xy=None):
+def _pfaffian_log(n_nodes, edges, weights, ranks, options, xy=None, bounded=False):
     """log |Pf A| = log (weighted number of perfect matchings) of the decorated plane graph. With
-    ``xy`` (positions of the first nodes, for the ordering): the stable double-double elimination."""
+    ``xy`` (positions of the first nodes, for the ordering): the stable double-double elimination,
+    and with ``bounded`` also a bound on its error: (log |Pf A|, bound)."""
     if n_nodes == 0:
-        return 0.0
+        return (0.0, 0.0) if bounded else 0.0
     o = _kasteleyn_orientation(n_nodes, edges, ranks)
     u = np.where(o == 0, edges[:, 0], edges[:, 1])
     v = np.where(o == 0, edges[:, 1], edges[:, 0])
@@ -264,7 +270,7 @@ def _pfaffian_log(n_nodes, edges, weights, ranks, options, xy=None):
         A = coo_matrix((np.r_[weights, -weights], (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
         pattern = coo_matrix((np.ones(2 * len(u)), (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
         known, known_xy, group = xy
-        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy), group)
+        return skew_log_abs_pfaffian(A, _node_positions(n_nodes, pattern, known, known_xy), group, bounded)
     if options.get("solver") == "dense":
         A = np.zeros((n_nodes, n_nodes))
         np.add.at(A, (u, v), weights)
@@ -302,39 +308,46 @@ def _positions_among(group, key, keep):
 def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     """Natural log Z of a zero-field planar pair model with a straight-line embedding ``positions``.
 
-    Warm (beta max|J| <= WARM_BETA_J): the plan's form and solver in float64. Colder: the
-    domain-wall form by the double-double skew elimination. Colder than LINE_BETA_J with every |J|
-    equal: the ground-state line -beta E0 + log g0, E0 and log g0 read off two elimination runs at
-    beta |J| = LINE_REFERENCES, where every excitation (at least 2|J|) weighs at most
-    exp(-24) = 4e-11 of the ground states; E0 is rounded to its lattice -sum|J| + 2|J| k. Unequal
-    magnitudes colder than DD_BETA_J raise ArithmeticError."""
-    aJ = np.abs(np.asarray(J, dtype=np.float64)).reshape(-1)
-    top = float(aJ.max(initial=0.0))
-    nz = aJ[aJ > 0]
-    equal = bool(np.allclose(nz, top, rtol=1e-12, atol=0.0))
-    if beta * top > DD_BETA_J and not equal:
-        raise ArithmeticError(f"beta * max|J| = {beta * top:.4g} > {DD_BETA_J} with couplings of unequal "
-                              f"magnitude: beyond this template's exact range")
-    if beta * top > LINE_BETA_J * (1.0 + 1e-9):           # (the reference runs land on it, rounded)
-        beta_a, beta_b = LINE_REFERENCES[0] / top, LINE_REFERENCES[1] / top
-        z_a = _method_log_z(edges, J, h, rank_one, positions, beta_a, n, options)
-        z_b = _method_log_z(edges, J, h, rank_one, positions, beta_b, n, options)
-        e_min = -float(np.sum(nz))                      # every bond satisfied (a lower bound for E0)
-        k = round((-(z_b - z_a) / (beta_b - beta_a) - e_min) / (2.0 * top))
-        e0 = e_min + 2.0 * top * k
-        log_g0 = z_b + beta_b * e0
-        return -beta * e0 + log_g0
+    Warm (beta max|J| <= WARM_BETA_J): the plan's form and solver in float64. Colder, up to
+    TRUSTED_BETA_J (TRUSTED_DISTINCT_BETA_J when most magnitudes differ): the domain-wall form by
+    the double-double skew elimination. Colder still: only a value the running error bound vouches
+    for, directly or through the certified ground-state line (``cold_line``); else ArithmeticError."""
     if rank_one or np.any(np.asarray(h) != 0.0):
         raise ValueError("the Pfaffian route needs zero fields and no rank-one blocks")
     if positions is None:
         raise ValueError("the Pfaffian route needs a planar straight-line embedding")
+    edges, J = _merged(edges, J, n)
+    aJ = np.abs(J)
+    trusted = TRUSTED_BETA_J if len(np.unique(aJ)) < len(aJ) / 2 else TRUSTED_DISTINCT_BETA_J
+    if beta * float(aJ.max(initial=0.0)) <= trusted:
+        return _walls_log_z(edges, J, positions, beta, n, options, False)
+
+    def ground(multiples):
+        face = _cycles(_plane_darts(n, edges[:, 0], edges[:, 1], positions)[2])[0]
+        return _ground_walls(face, multiples, (J < 0).astype(np.float64))
+
+    return _cold_log_z(lambda b: _walls_log_z(edges, J, positions, b, n, options, True), ground, beta, aJ,
+                       f"{n} spins ({len(aJ)} couplings)", trusted)
+
+
+def _merged(edges, J, n):
+    """(edges (m, 2) with u < v, J) with repeated pairs summed and zero couplings dropped."""
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     J = np.asarray(J, dtype=np.float64).reshape(-1)
     lo, hi = np.minimum(edges[:, 0], edges[:, 1]), np.maximum(edges[:, 0], edges[:, 1])
-    key, inv = np.unique(lo * n + hi, return_inverse=True)          # merge repeated pairs
+    key, inv = np.unique(lo * n + hi, return_inverse=True)
     Jm = np.bincount(inv.ravel(), weights=J, minlength=len(key))
     keep = Jm != 0.0
-    eu, ev, Jm = key[keep] // n, key[keep] % n, Jm[keep]
+    return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
+
+
+def _walls_log_z(edges, J, positions, beta, n, options, bounded):
+    """log Z (zero field) by the plan's route or, beyond WARM_BETA_J, the domain walls eliminated in
+    double-double; with ``bounded``: (log Z, a bound on its absolute error), the elimination's
+    running bound plus the rounding of the weights exp(-2 |K|) (d log Pf / d log w_e is a
+    probability, so n_nodes / 2 of them at most, each (1 + 2|K|) 2^-52)."""
+    edges, Jm = _merged(edges, J, n)
+    eu, ev = edges[:, 0], edges[:, 1]
     K = beta * Jm
     m = len(K)
     n_comp = connected_components(coo_matrix((np.ones(m), (eu, ev)), shape=(n, n)), directed=False)[0]
@@ -342,7 +355,7 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     face, fpos, _ = _cycles(phi)
     bridge = np.repeat(face[0::2] == face[1::2], 2) if m else np.zeros(0, dtype=bool)
     mate = np.arange(2 * m) ^ 1
-    cold = beta * float(np.max(np.abs(Jm), initial=0.0)) > WARM_BETA_J
+    cold = bounded or beta * float(np.max(np.abs(Jm), initial=0.0)) > WARM_BETA_J
     form = "domain_walls" if cold else options.get("form", "low_temperature")
     pos = np.asarray(positions, dtype=np.float64)
     dart_xy = np.repeat(0.5 * (pos[eu] + pos[ev]), 2, axis=0)      # the midpoint of each dart's bond
@@ -364,7 +377,7 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         group, key2 = tail, angle
     keep = ~bridge
     if not np.any(keep):
-        return base
+        return (base, 0.0) if bounded else base
     position, degree = _positions_among(group, key2, keep)
     idx = np.flatnonzero(keep)
     new = np.full(2 * m, -1, dtype=np.int64)
@@ -395,17 +408,21 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         half = np.flatnonzero(np.arange(len(mate)) < mate)           # _decorate's first edges, in order
         xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]],
               _face_groups(vertex, degree, FACE_GROUP_UNITS))
-    return base + _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy)
+    if not bounded:
+        return base + _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy)
+    value, bound = _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy, True)
+    return base + value, bound + 0.5 * n_nodes * (1.0 + 2.0 * float(np.abs(K).max())) * 2.0 ** -52
 
 
-FUNCTIONS = (_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
-             _positions_among, _method_log_z) + skew_elimination.FUNCTIONS
+FUNCTIONS = ((_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
+             _positions_among, _method_log_z, _merged, _walls_log_z) + skew_elimination.FUNCTIONS
+             + cold_line.FUNCTIONS + ground_state.FUNCTIONS)
 
 
 def source(options: dict) -> str:
     constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
-                 f"DD_BETA_J = {DD_BETA_J!r}\n"
-                 f"LINE_BETA_J = {LINE_BETA_J!r}\nLINE_REFERENCES = {LINE_REFERENCES!r}\n" + skew_elimination.constants())
+                 f"TRUSTED_BETA_J = {TRUSTED_BETA_J!r}\nTRUSTED_DISTINCT_BETA_J = {TRUSTED_DISTINCT_BETA_J!r}\n"
+                 + skew_elimination.constants() + cold_line.constants() + ground_state.constants())
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
 
 

@@ -40,8 +40,9 @@ import math
 import numpy as np
 from scipy.sparse import coo_matrix
 
-from search.structural.templates import double_double
+from search.structural.templates import double_double, skew_bounds
 from search.structural.templates.double_double import _dd_add, _dd_div, _dd_rank2_update, _dd_stack_rank2_update
+from search.structural.templates.skew_bounds import EPS_DD, _bound_update, _bound_update_stack, _pivot_bounds
 
 LEAF = 64
 THRESHOLD = 0.01
@@ -49,14 +50,16 @@ STACK_MAX = 100           # fronts of at most this many indices are eliminated s
 STACK_ENTRIES = 80000     # in chunks of about this many entries (f^2 per front)
 
 
-def _eliminate_fronts(H, L, n_full):
-    """_eliminate_front on a stack of dense fronts at once (H + L: (B, f, f), zero-padded, in place;
+def _eliminate_fronts(H, L, n_full, E=None, errs=None):
+    """_eliminate_front on a stack of dense fronts at once (H + L: (F, f, f), zero-padded, in place;
     front b pivots among its first ``n_full[b]`` indices): one pivot pair of every front per step,
     chosen per front by the same rule. Returns (log |pivot| of every pair, flat), the permutation
-    applied to each front (B, f) and the number of indices eliminated in each (B,)."""
-    B, f, _ = H.shape
-    perm = np.tile(np.arange(f), (B, 1))
-    done = np.zeros(B, dtype=np.int64)
+    applied to each front (F, f) and the number of indices eliminated in each (F,). With ``E``
+    (F, f, f): the entries' error bounds, updated alongside (``skew_bounds``), and the bound of
+    every pivot's log appended to ``errs``."""
+    F, f, _ = H.shape
+    perm = np.tile(np.arange(f), (F, 1))
+    done = np.zeros(F, dtype=np.int64)
     live = np.asarray(n_full) >= 2
     logs = []
     k = 0
@@ -67,6 +70,7 @@ def _eliminate_fronts(H, L, n_full):
         nb = int(np.flatnonzero(live)[-1]) + 1             # fronts past the last live one are finished
         top = int(n_full[:nb][live[:nb]].max())
         Hb, Lb, pb, lv = H[:nb], L[:nb], perm[:nb], live[:nb]
+        Eb = E[:nb] if E is not None else None
         A = np.abs(Hb[:, k:top, k:])
         rowmax = A.max(axis=2)
         full = np.arange(top - k) < (n_full[:nb] - k)[:, None]
@@ -82,7 +86,7 @@ def _eliminate_fronts(H, L, n_full):
         j = part[b, i]
         i, j = np.where(lv, np.minimum(i, j) + k, k), np.where(lv, np.maximum(i, j) + k, k + 1)
         for src, dst in ((i, k), (j, k + 1)):
-            for M in (Hb, Lb):
+            for M in (Hb, Lb) if Eb is None else (Hb, Lb, Eb):
                 keep = M[:, dst].copy()
                 M[:, dst] = M[b, src]
                 M[b, src] = keep
@@ -94,10 +98,15 @@ def _eliminate_fronts(H, L, n_full):
             pb[b, src] = keep
         ph, pl = Hb[lv, k, k + 1], Lb[lv, k, k + 1]
         logs.append(np.log(np.abs(ph)) + np.log1p(pl / ph))
+        if Eb is not None:
+            errs.append(Eb[lv, k, k + 1] / np.abs(ph) + 4.0 * EPS_DD)
         if f > k + 2:
             r = slice(k + 2, f)
             ph, pl = np.where(lv, Hb[:, k, k + 1], 1.0)[:, None], np.where(lv, Lb[:, k, k + 1], 0.0)[:, None]
             on = lv[:, None]
+            if Eb is not None:
+                ua, du, wa, dw = (np.where(on, x, 0.0) for x in _pivot_bounds(Hb, Lb, Eb, ph, k, r))
+                _bound_update_stack(Eb[:, r, r], Hb[:, r, r], ua, du, wa, dw)
             uh, ul = np.where(on, Hb[:, r, k], 0.0), np.where(on, Lb[:, r, k], 0.0)
             wh, wl = _dd_div(np.where(on, Hb[:, r, k + 1], 0.0), np.where(on, Lb[:, r, k + 1], 0.0), ph, pl)
             _dd_stack_rank2_update(Hb[:, r, r], Lb[:, r, r], uh, ul, wh, wl)
@@ -190,9 +199,10 @@ def _dissection(adj, xy, group):
     return tree
 
 
-def _eliminate_front(H, L, n_full):
+def _eliminate_front(H, L, n_full, E=None, errs=None):
     """Eliminate pivot pairs among the first ``n_full`` indices of the dense front (H + L, in place);
-    returns (sum of log |pivot|, permutation applied, number eliminated)."""
+    returns (sum of log |pivot|, permutation applied, number eliminated). With ``E``: the entries'
+    error bounds, updated alongside (``skew_bounds``), each pivot's log bound appended to ``errs``."""
     f = H.shape[0]
     perm = np.arange(f)
     logs = []
@@ -212,14 +222,18 @@ def _eliminate_front(H, L, n_full):
         i, j = min(i, int(part[i])) + k, max(i, int(part[i])) + k
         for a, b in ((i, k), (j, k + 1)):
             if a != b:
-                for M in (H, L):
+                for M in (H, L) if E is None else (H, L, E):
                     M[[a, b]] = M[[b, a]]
                     M[:, [a, b]] = M[:, [b, a]]
                 perm[[a, b]] = perm[[b, a]]
         ph, pl = H[k, k + 1], L[k, k + 1]
         logs.append(math.log(abs(ph)) + math.log1p(pl / ph))
+        if E is not None:
+            errs.append(E[k, k + 1] / abs(ph) + 4.0 * EPS_DD)
         r = slice(k + 2, f)
         if f > k + 2:
+            if E is not None:
+                _bound_update(E[r, r], H[r, r], *_pivot_bounds(H, L, E, ph, k, r))
             uh, ul = H[r, k].copy(), L[r, k].copy()
             wh, wl = _dd_div(H[r, k + 1].copy(), L[r, k + 1].copy(), ph, pl)
             _dd_rank2_update(H[r, r], L[r, r], uh, ul, wh, wl)
@@ -227,18 +241,19 @@ def _eliminate_front(H, L, n_full):
     return math.fsum(logs), perm, k
 
 
-def _eliminate_many(fronts):
-    """_eliminate_front on each of ``fronts`` [(H, L, n_full)]: the ones of at most ``STACK_MAX``
-    indices stacked, largest first, in chunks of about ``STACK_ENTRIES`` entries (one Python step
-    per pivot pair of a chunk, not of every front), the larger ones singly. Returns (pivot logs:
-    floats and arrays, [(permutation, number eliminated, eliminated H, L) for each front])."""
+def _eliminate_many(fronts, errs=None):
+    """_eliminate_front on each of ``fronts`` [(H, L, n_full, E)] (E: error bounds or None): the ones
+    of at most ``STACK_MAX`` indices stacked, largest first, in chunks of about ``STACK_ENTRIES``
+    entries (one Python step per pivot pair of a chunk, not of every front), the larger ones singly.
+    Returns (pivot logs: floats and arrays, [(permutation, number eliminated, eliminated H, L, E)
+    for each front]); with bounds, the pivots' log bounds go to ``errs``."""
     logs, out = [], [None] * len(fronts)
-    sizes = np.array([H.shape[0] for H, _, _ in fronts])
+    sizes = np.array([H.shape[0] for H, _, _, _ in fronts])
     for q in np.flatnonzero(sizes > STACK_MAX):
-        H, L, n_full = fronts[q]
-        lg, perm, done = _eliminate_front(H, L, n_full)
+        H, L, n_full, E = fronts[q]
+        lg, perm, done = _eliminate_front(H, L, n_full, E, errs)
         logs.append(lg)
-        out[q] = (perm, done, H, L)
+        out[q] = (perm, done, H, L, E)
     small = [int(q) for q in np.argsort(-sizes, kind="stable") if sizes[q] <= STACK_MAX]
     while small:
         f = int(sizes[small[0]])
@@ -246,30 +261,36 @@ def _eliminate_many(fronts):
         n_full = np.array([fronts[q][2] for q in chunk])
         order = np.argsort(-n_full, kind="stable")             # the fronts still pivoting: a prefix
         chunk, n_full = [chunk[o] for o in order], n_full[order]
+        bounded = fronts[chunk[0]][3] is not None
         Hs, Ls = np.zeros((len(chunk), f, f)), np.zeros((len(chunk), f, f))
+        Es = np.zeros((len(chunk), f, f)) if bounded else None
         for b, q in enumerate(chunk):
             m = sizes[q]
             Hs[b, :m, :m], Ls[b, :m, :m] = fronts[q][0], fronts[q][1]
-        lg, perm, done = _eliminate_fronts(Hs, Ls, n_full)
+            if bounded:
+                Es[b, :m, :m] = fronts[q][3]
+        lg, perm, done = _eliminate_fronts(Hs, Ls, n_full, Es, errs)
         logs.append(lg)
         for b, q in enumerate(chunk):
             m = sizes[q]
-            out[q] = (perm[b, :m], int(done[b]), Hs[b, :m, :m], Ls[b, :m, :m])
+            out[q] = (perm[b, :m], int(done[b]), Hs[b, :m, :m], Ls[b, :m, :m], Es[b, :m, :m] if bounded else None)
     return logs, out
 
 
-def _assemble_front(A, rank, pos, own, parts):
+def _assemble_front(A, rank, pos, own, parts, bounded=False):
     """The dense front of tree node ``own`` (H, L: double-double, skew): its own nodes, the nodes
     its children delayed, then every later node they touch; original entries among its own nodes'
-    rows and the children's Schur complements ``parts`` [(nodes, delayed count, H, L)] added in.
-    Returns (front nodes, H, L, number of fully summed nodes). ``pos`` is -1 everywhere, restored."""
-    full = np.concatenate([own] + [idx[:nd] for idx, nd, _, _ in parts]).astype(np.int64)
+    rows and the children's Schur complements ``parts`` [(nodes, delayed count, H, L, E)] added in.
+    Returns (front nodes, H, L, number of fully summed nodes, E): E the entries' error bounds when
+    ``bounded`` (the children's, plus the rounding of each addition), else None. ``pos`` is -1
+    everywhere, restored."""
+    full = np.concatenate([own] + [idx[:nd] for idx, nd, _, _, _ in parts]).astype(np.int64)
     rows, at = _csr_entries(A, own)
     i, j, a = own[rows], A.indices[at], A.data[at]
     up = rank[j] > rank[i]                                 # original entries, each assembled once
     i, j, a = i[up], j[up], a[up]
     pos[full] = np.arange(len(full))
-    later = np.concatenate([j] + [idx[nd:] for idx, nd, _, _ in parts]).astype(np.int64)
+    later = np.concatenate([j] + [idx[nd:] for idx, nd, _, _, _ in parts]).astype(np.int64)
     later = np.unique(later[pos[later] < 0])
     front = np.concatenate([full, later[np.argsort(rank[later], kind="stable")]])
     pos[front] = np.arange(len(front))
@@ -277,22 +298,27 @@ def _assemble_front(A, rank, pos, own, parts):
     H, L = np.zeros((f, f)), np.zeros((f, f))
     H[pos[i], pos[j]] += a
     H[pos[j], pos[i]] -= a
-    for idx, _, uh, ul in parts:                            # children's Schur complements
+    E = np.zeros((f, f)) if bounded else None
+    for idx, _, uh, ul, ue in parts:                        # children's Schur complements
         sub = np.ix_(pos[idx], pos[idx])
         H[sub], L[sub] = _dd_add(H[sub], L[sub], uh, ul)
+        if bounded:
+            E[sub] += ue + EPS_DD * np.abs(H[sub])
     pos[front] = -1
-    return front, H, L, len(full)
+    return front, H, L, len(full), E
 
 
-def skew_log_abs_pfaffian(A, xy, group=None):
+def skew_log_abs_pfaffian(A, xy, group=None, bounded=False):
     """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``;
     ``group``: a label per node, nodes with one label are kept together by the ordering (default:
     every node alone). The tree is eliminated level by level from the leaves (a node's level is
-    one more than its highest child's), so the many small fronts of a level go stacked."""
+    one more than its highest child's), so the many small fronts of a level go stacked. With
+    ``bounded``: (log |Pf A|, a bound on its absolute error as an evaluation of the matrix given:
+    the running error analysis of ``skew_bounds``, about 1.5 times the cost)."""
     A = A.tocsr()
     n = A.shape[0]
     if n == 0:
-        return 0.0
+        return (0.0, 0.0) if bounded else 0.0
     pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
     group = np.arange(n) if group is None else group
     tree = _dissection(pattern, xy, _node_groups(pattern, group))
@@ -303,27 +329,31 @@ def skew_log_abs_pfaffian(A, xy, group=None):
         level.append(1 + max((level[c] for c in kids), default=-1))
     level = np.array(level)
     updates = {}
-    total = []
+    total, errs = [], []
     pos = np.full(n, -1, dtype=np.int64)                   # position of a node in the current front
     for lv in range(int(level.max()) + 1):
         ts = np.flatnonzero(level == lv)
-        fronts = [_assemble_front(A, rank, pos, tree[t][0], [updates.pop(c) for c in tree[t][1]]) for t in ts]
-        logs, out = _eliminate_many([(H, L, n_full) for _, H, L, n_full in fronts])
+        fronts = [_assemble_front(A, rank, pos, tree[t][0], [updates.pop(c) for c in tree[t][1]], bounded)
+                  for t in ts]
+        logs, out = _eliminate_many([(H, L, n_full, E) for _, H, L, n_full, E in fronts], errs)
         total.extend(logs)
-        for t, (front, _, _, n_full), (perm, done, H, L) in zip(ts, fronts, out):
-            updates[t] = (front[perm][done:], n_full - done, H[done:, done:].copy(), L[done:, done:].copy())
-    (rest, _, _, _), = updates.values()
-    if len(rest):
-        return -math.inf                                   # singular: no perfect matching
-    return math.fsum(np.concatenate([np.ravel(x) for x in total]))
+        for t, (front, _, _, n_full, _), (perm, done, H, L, E) in zip(ts, fronts, out):
+            updates[t] = (front[perm][done:], n_full - done, H[done:, done:].copy(), L[done:, done:].copy(),
+                          None if E is None else E[done:, done:].copy())
+    (rest, _, _, _, _), = updates.values()
+    value = -math.inf if len(rest) else math.fsum(np.concatenate([np.ravel(x) for x in total]))
+    if not bounded:
+        return value                                       # -inf: singular, no perfect matching
+    err = math.fsum(np.concatenate([np.ravel(x) for x in errs])) if errs else 0.0
+    return value, err + 4.0 * EPS_DD * abs(value)
 
 
 #: what a program that calls ``skew_log_abs_pfaffian`` renders in (after ``import math``, numpy, coo_matrix)
-FUNCTIONS = double_double.FUNCTIONS + (_node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
+FUNCTIONS = double_double.FUNCTIONS + skew_bounds.FUNCTIONS + (_node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
                                        _eliminate_fronts, _eliminate_many, _assemble_front, skew_log_abs_pfaffian)
 
 
 def constants() -> str:
     """The module's constants as program text (their current values)."""
     own = "".join(f"{name} = {globals()[name]!r}\n" for name in ("LEAF", "THRESHOLD", "STACK_MAX", "STACK_ENTRIES"))
-    return double_double.constants() + own
+    return double_double.constants() + skew_bounds.constants() + own
