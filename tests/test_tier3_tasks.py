@@ -124,11 +124,44 @@ def test_glass_bound_tasks_keep_the_negative_controls_model(task_id):
     assert a.terms == b.terms and np.array_equal(a.weights, b.weights)
 
 
-@pytest.mark.slow
 def test_t24_derivation_reaches_the_reduction_and_valid_bounds(sandbox):
-    """~15 s: the derivation from T24's formula alone: the dual_layers reduction checked at L = 3, the
+    """~5 s: the derivation from T24's formula alone: the dual_layers reduction checked at L = 3, the
     exact (exponential) program, and mean-field / tree-reweighted bounds after the reduction that hold."""
     d = derive(get_task("T24"), sandbox=sandbox)
     assert d.chain == "spin_variables -> dual_layers -> enumeration" and d.tractable_class == "no_efficient_known"
     bounds = [a for a in d.answers if a.kind == "bounds"]
     assert bounds and bounds[0].actions[0][0] == "dual_layers" and bounds[0].check.passed
+
+
+ONE_SIDED = '''
+import math
+
+
+def log_Z_bounds(params, n):
+    return -math.inf, 0.0          # a probability is at most 1
+'''
+WRONG_ON_THE_LADDER = '''
+import math
+
+
+def log_Z_bounds(params, n):
+    return -math.inf, (0.0 if n == 9 else -1e6)
+'''
+
+
+@pytest.mark.slow
+def test_t24_bound_answers_are_judged_on_the_class_probability(sandbox):
+    """~20 s: on a constrained-sum task, a valid one-sided bound is accepted (quality 0.5) and one violated on
+    the ladder is rejected naming the size; the verifier's references there are the task's own."""
+    from evaluators.ladder import LadderBudget
+    from evaluators.submission import Submission
+    from evaluators.verify import VerifyOptions, verify
+
+    options = VerifyOptions(samples=2, ladder_budget=LadderBudget(max_n=16, total_s=120.0))
+    task = get_task("T24")
+    good = verify(task, Submission(ONE_SIDED, "no_efficient_known", "O(1)", 0.9, "t"), options, sandbox=sandbox)
+    assert good.verdict == "accept" and good.answer.valid and good.answer.quality == 0.5, good.feedback
+    assert good.answer.largest_n_checked == 16
+    bad = verify(task, Submission(WRONG_ON_THE_LADDER, "no_efficient_known", "O(1)", 0.9, "t"), options,
+                 sandbox=sandbox)
+    assert bad.verdict == "reject" and "n=16" in bad.feedback and not bad.numerical.passed
