@@ -143,3 +143,20 @@ def test_boundary_mps_converges_in_chi_on_grids(task_id, n):
     errors = [abs(v - exact) / n for _, v in values]
     assert errors[-1] < 1e-10 and errors[0] > errors[-1]
     assert [c for c, _ in values] == [2, 8, 32]
+
+
+def test_boundary_mps_extends_its_ladder_when_truncation_leaves_one_value():
+    """Cold and frustrated (T22 at beta = 30), chi = 2 loses the sum's positivity: the ladder doubles chi
+    until two values exist (the verifier's evidence of convergence), and at chi = 2^frontier it is exact."""
+    from search.derivation.solvers.boundary_mps import MAX_EXTRA_CHI
+
+    task = get_task("T22")
+    params = {**task.probe_params(16, 0, 4), "beta": 30.0}
+    model = _rt_start(compile_reader(task.formula).load()(params, 16))
+    values = _sol_boundary_mps(model, {"chis": (2, 4)})
+    controls = [c for c, _ in values]
+    assert len(values) >= 2 and 2 not in controls and controls == sorted(set(controls)) and max(controls) > 4
+    assert max(controls) <= MAX_EXTRA_CHI
+    exact = brute_log_z(task.to_model(params, 16)) - model["log_shift"]
+    full = _sol_boundary_mps(model, {"chis": (2 ** 16,)})
+    assert full[-1][1] == pytest.approx(exact, rel=1e-9)

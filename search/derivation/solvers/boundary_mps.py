@@ -47,6 +47,9 @@ ORDER = 30                 # where answers.py tries it among the answer solvers
 CHEAP = False
 SUMMARY = "boundary-MPS contraction along a sweep, bond dimension chi (an approximation, exact as chi grows)"
 OPTION_SPACE = {"chis": ((4, 8, 16), (2, 4, 8), (8, 16, 32), (16, 32, 64)), "order": ("auto", "index", "rcm")}
+#: the largest bond a ladder is extended to when truncation left fewer than two values (cold, frustrated)
+MAX_EXTRA_CHI = 512
+CONSTANTS = f"MAX_EXTRA_CHI = {MAX_EXTRA_CHI}\n"
 IMPORTS = """\
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -185,10 +188,21 @@ def _sol_boundary_mps(model, options):
     n = int(model["n"])
     order = _mps_order(n, _mps_terms(model), options.get("order", "auto"))
     out = []
-    for chi in options.get("chis", (4, 8, 16)):
+    chis = [int(c) for c in options.get("chis", (4, 8, 16))]
+    for chi in chis:
         try:
-            out.append([int(chi), _mps_log_z(model, int(chi), order)])
+            out.append([chi, _mps_log_z(model, chi, order)])
         except FloatingPointError:          # truncated too hard to keep a positive sum: no value at this chi
+            continue
+    # fewer than two values is no evidence: double chi until there are two, up to the width where nothing is
+    # truncated (chi = 2^frontier: exact, so a value exists) or MAX_EXTRA_CHI
+    width = int(np.max(_mps_schedule(n, _mps_terms(model), order)[3])) if n else 0
+    chi = max(chis) if chis else 1
+    while len(out) < 2 and chi < min(2 ** width, MAX_EXTRA_CHI):
+        chi *= 2
+        try:
+            out.append([chi, _mps_log_z(model, chi, order)])
+        except FloatingPointError:
             continue
     return out
 
