@@ -22,6 +22,10 @@ from functools import lru_cache
 from pathlib import Path
 
 
+#: a candidate that defines one of these answers with bounds or an approximation instead of an exact value
+ANSWER_FUNCTIONS = (("log_Z_bounds", "bounds"), ("log_Z_approx", "approximation"))
+
+
 class SubmissionError(ValueError):
     """The file cannot be read as a candidate; the message is one line for the user."""
 
@@ -37,6 +41,12 @@ class Submission:
     def defines(self, name: str) -> bool:
         """True when the code defines a top-level function ``name`` (False if it does not parse)."""
         return name in top_level_functions(self.code)
+
+    @property
+    def answer_kind(self) -> str:
+        """"bounds" (it defines log_Z_bounds), "approximation" (log_Z_approx) or "exact" (evaluators/answer_kinds.py)."""
+        names = top_level_functions(self.code)
+        return next((kind for name, kind in ANSWER_FUNCTIONS if name in names), "exact")
 
     @classmethod
     def from_response(cls, obj: dict) -> "Submission":

@@ -3,6 +3,11 @@
 ``to_dict()`` is the JSON printed by ``evolve verify --json`` and stored in run journals.
 Bump ``SCHEMA`` whenever a key changes meaning or disappears (adding keys is compatible: ``failure``
 was added within schema 1, and a record without it reads as None).
+
+Schema 2 adds ``answer`` (null for an exact program): a candidate that answers with bounds or an
+approximation (evaluators/answer_kinds.py) is judged on every instance it ran, and for it
+``numerical.passed`` means valid bounds / an honest approximation and its rungs carry no ``rel_err``.
+Schema-1 records still load (their ``answer`` is None).
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, dataclass, field, fields
 
-SCHEMA = 1
+SCHEMA = 2
+#: schemas from_dict reads (1: before answers that are not exact programs)
+READABLE_SCHEMAS = (1, 2)
 
 
 @dataclass
@@ -112,6 +119,53 @@ class Failure:
 
 
 @dataclass
+class AnswerInstance:
+    """One instance a bounds or approximation answer ran on. ``lo``/``hi`` (bounds) or ``controls``/``values``
+    (approximation) are what it returned (natural logs of the quantity); ``checked``: an exact value was
+    known there; ``valid``: the bounds hold / the approximation is honest there (None when unchecked or the
+    call failed); ``gap_per_spin`` (hi - lo) / n, ``error_per_spin`` |last value - exact| / n (checked only),
+    ``claimed_per_spin`` |last value - previous| / n; ``violation`` by how much a bound misses, relative to
+    max(1, |exact|)."""
+
+    n: int
+    stage: str                   # "probe" | "ladder"
+    draw: str                    # "typical" | "cold" | "critical"
+    note: str = ""
+    seconds: float = 0.0
+    lo: float | None = None
+    hi: float | None = None
+    controls: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    checked: bool = False
+    valid: bool | None = None
+    gap_per_spin: float | None = None
+    error_per_spin: float | None = None
+    claimed_per_spin: float | None = None
+    violation: float | None = None
+    error: str | None = None     # the call failed or returned a malformed answer
+
+
+@dataclass
+class Answer:
+    """A non-exact answer's judgement (schema 2): ``kind`` "bounds" | "approximation"; ``valid`` every
+    checked instance held; ``quality`` in (0, 1) (evaluators/bounds_check.py: tighter or more accurate is
+    higher), the score's numerical component when valid; ``by_size``: per n, the mean gap / error / claimed
+    change per spin and how many draws were checked against an exact value."""
+
+    kind: str
+    valid: bool = False
+    quality: float = 0.0
+    checked: int = 0
+    largest_n_checked: int = 0
+    largest_n_run: int = 0
+    gap_per_spin: float | None = None        # mean over the instances that ran (bounds)
+    error_per_spin: float | None = None      # worst over the checked instances (approximation)
+    claimed_per_spin: float | None = None    # worst over the instances that ran (approximation)
+    by_size: list[dict] = field(default_factory=list)
+    instances: list[AnswerInstance] = field(default_factory=list)
+
+
+@dataclass
 class Verdict:
     task: str
     verdict: str = "reject"  # "accept" | "reject"
@@ -123,6 +177,7 @@ class Verdict:
     feedback: str = ""
     confidence: float | None = None
     failure: Failure | None = None   # the first failed check of a rejection (None: accepted, or written before it existed)
+    answer: Answer | None = None      # None: an exact program (Z_efficient / log_Z)
     schema: int = SCHEMA
 
     @property
@@ -151,8 +206,8 @@ class Verdict:
     def from_dict(cls, d: dict) -> "Verdict":
         """The Verdict of ``to_dict()`` output; keys this version does not know are ignored
         (adding keys is compatible), a different ``schema`` is refused."""
-        if d.get("schema") != SCHEMA:
-            raise ValueError(f"Verdict schema {d.get('schema')!r} is not supported (expected {SCHEMA})")
+        if d.get("schema") not in READABLE_SCHEMAS:
+            raise ValueError(f"Verdict schema {d.get('schema')!r} is not supported (expected one of {READABLE_SCHEMAS})")
         num = _known(Numerical, d["numerical"])
         num["rungs"] = [Rung(**_known(Rung, r)) for r in num.get("rungs", [])]
         num["frontier"] = Frontier(**_known(Frontier, num["frontier"])) if num.get("frontier") else None
@@ -169,7 +224,16 @@ class Verdict:
             feedback=d["feedback"],
             confidence=d.get("confidence"),
             failure=Failure(**_known(Failure, d["failure"])) if d.get("failure") else None,
+            answer=_answer_from(d.get("answer")),
         )
+
+
+def _answer_from(d: dict | None) -> Answer | None:
+    if not d:
+        return None
+    a = _known(Answer, d)
+    a["instances"] = [AnswerInstance(**_known(AnswerInstance, i)) for i in a.get("instances", [])]
+    return Answer(**a)
 
 
 @functools.cache

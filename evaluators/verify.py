@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluators import feedback as fb
+from evaluators.bounds_check import verify_answer
 from evaluators.comparison import passes, relative_error
 from evaluators.checks.complexity import ladder_timings
 from evaluators.checks.judgement import JudgeBudget, judge
@@ -79,6 +80,9 @@ def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions()
             v.sandbox.violations = list(violations)
             v.feedback = "\n".join([fb.did_not_run("forbidden construct(s) in the code"), fb.violations_text(violations)])
             v.fail("sandbox", "forbidden construct(s) " + ", ".join(violations[:4]))
+            return v
+        if sub.answer_kind != "exact":   # bounds or an approximation: judged by evaluators/bounds_check.py
+            verify_answer(task, sub, sub.answer_kind, options, sandbox, v, profile)
             return v
         if not sub.defines("Z_efficient"):
             v.feedback = fb.did_not_run("the code does not define a top-level function Z_efficient(params, n)")

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from evaluators.answer_kinds import HONESTY_FACTOR, MAX_CONTROLS
 from evaluators.checks.physics import DECLARED_QUANTITY_ASSERTIONS
 from evaluators.comparison import REL_TOL
 from tasks.base import Task
@@ -71,9 +72,32 @@ class TaskInterface:
     overflow_certain: int | None  # smallest size used where every sample's Z exceeds the float range
     overflow_possible: int | None # smallest size used where some sample's Z may exceed it
     assertions: tuple[tuple[str, str], ...]
+    #: the answers besides an exact program this task invites (Tier 3: bounds, an approximation), else ()
+    answer_kinds: tuple[str, ...] = ()
 
     def text(self) -> str:
-        return "\n\n".join([self.call_text(), self.params_text(), self.log_z_text(), self.checks_text()])
+        blocks = [self.call_text(), self.params_text(), self.log_z_text(), self.checks_text()]
+        if self.answer_kinds:
+            blocks.append(self.answers_text())
+        return "\n\n".join(blocks)
+
+    def answers_text(self) -> str:
+        """The answer kinds that are not exact programs (evaluators/answer_kinds.py, bounds_check.py)."""
+        what = "Z" if self.is_partition_function else "the quantity"
+        return "\n".join([
+            "No efficient exact method may exist for this task. Instead of an exact program you may answer with "
+            "(define ONE of these top-level functions; it is judged instead of Z_efficient):",
+            f"- bounds: log_Z_bounds(params, n) -> (lo, hi), rigorous bounds on the natural log of {what} "
+            "(lo may be -inf or hi +inf for a one-sided bound). A bound that fails at ANY instance the verifier "
+            "can check exactly (probes and ladder) rejects the program, naming the instance; valid bounds are "
+            "ranked by the gap (hi - lo) / n per spin, tighter first.",
+            f"- approximation: log_Z_approx(params, n) -> [(control, value), ...], estimates of log {what} at "
+            f"increasing values of a control parameter (bond dimension, sweeps; at most {MAX_CONTROLS} pairs, the "
+            "last is the answer). The change between the last two values is your evidence of convergence: the "
+            f"answer is rejected where its actual error exceeds {HONESTY_FACTOR:g} times that change; accepted ones are "
+            "ranked by error per spin.",
+            "An exact program ranks above valid bounds, and valid bounds above an approximation; complexity_O "
+            "is the cost of computing the answer."])
 
     def call_text(self) -> str:
         size = "the number of spins" if self.is_partition_function else "the task's size"
@@ -177,9 +201,10 @@ def task_interface(task: Task, seed: int = 0) -> TaskInterface:
         wanted = q.assertions if q.assertions is not None else DECLARED_QUANTITY_ASSERTIONS
         assertions = tuple((n_, dict(Z_ASSERTIONS)[n_]) for n_ in wanted if n_ in DECLARED_QUANTITY_ASSERTIONS)
     quantity = "Z" if q.is_partition_function else q.description
+    kinds = ("bounds", "approximation") if q.positive and getattr(task, "tier", 1) >= 3 else ()
     return TaskInterface(task.id, quantity, q.positive, q.is_partition_function, tuple(task.probe_sizes),
                          tuple(task.ladder_sizes), relation, tuple(specs), "beta" in keys, certain, possible,
-                         assertions)
+                         assertions, kinds)
 
 
 # -- shapes ----------------------------------------------------------------------------------

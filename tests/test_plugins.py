@@ -10,7 +10,7 @@ import search.derivation.actions as actions_pkg
 import search.derivation.solvers as solvers_pkg
 from search.derivation import derive
 from search.derivation.actions import ACTIONS
-from search.derivation.solvers import SOLVERS
+from search.derivation.solvers import ANSWER_SOLVERS, SOLVERS
 from tasks.plugins import PluginError, Registry
 from tasks.registry import get_task
 
@@ -91,5 +91,8 @@ def test_a_plugin_that_lacks_a_declared_attribute_is_refused_naming_it(plugin_fo
 def test_capabilities_are_declared_flags_not_names():
     cheap = {name for name, s in SOLVERS.items() if s.cheap}
     first = {name for name, a in ACTIONS.items() if a.FIRST_STEP}
-    assert cheap == {"product", "kaufman", "magnetisation"} and first == {"nishimori", "dual_rbim", "face_dual"}
+    assert cheap == {"product", "kaufman", "magnetisation"} and first == {"nishimori", "dual_rbim", "dual_layers", "face_dual"}
     assert [s.fallback for s in SOLVERS.values()].count(True) == 1 and SOLVERS["elimination"].fallback
+    answers = {name: s.answer for name, s in ANSWER_SOLVERS.items()}      # not exact: never among SOLVERS
+    assert answers == {"mean_field": "lower", "tree_reweighted": "upper", "boundary_mps": "approximation"}
+    assert not set(answers) & set(SOLVERS) and all(s.answer == "exact" for s in SOLVERS.values())

@@ -102,7 +102,7 @@ def test_log_z_is_checked_too(sandbox):
 
 def test_verdict_dict_has_the_documented_keys(sandbox):
     v = verify(get_task("P05"), sub_of("p05_correct.py"), PROBES_ONLY, sandbox).to_dict()
-    assert v["schema"] == 1 and v["task"] == "P05" and v["verdict"] == "accept"
+    assert v["schema"] == 2 and v["task"] == "P05" and v["verdict"] == "accept"
     assert set(v["numerical"]) >= {"passed", "max_rel_err", "probes", "failed", "largest_n_verified"}
     assert set(v["complexity"]) >= {"claimed", "measured", "honest"}
     assert set(v["class"]) >= {"claimed", "consistent", "reasons"}

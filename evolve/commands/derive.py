@@ -54,7 +54,8 @@ def run(args) -> int:
     if args.json:
         out = {"task": task.id, "source": source, "chain": d.chain, "steps": d.record(), "failed": [s.to_dict() for s in d.failed],
                "findings": d.findings, "plans": [p.to_dict() for p in d.plans], "tractable_class": d.tractable_class,
-               "complexity_O": d.complexity_O, "error": d.error, "diagnosis": d.diagnosis}
+               "complexity_O": d.complexity_O, "error": d.error, "diagnosis": d.diagnosis,
+               "answers": [a.to_dict() for a in d.answers]}
         if args.program:
             out["program"] = d.program
         if verdict is not None:
@@ -87,6 +88,8 @@ def report(task_id: str, d) -> str:
         lines.append(f"  chain:   {d.chain}")
         if len(d.plans) > 1:
             lines.append("  other chains found: " + "; ".join(f"{p.key} ({p.complexity})" for p in d.plans[1:8]))
+    for a in getattr(d, "answers", ()):
+        lines.append(f"  answer:  {a.kind} by {a.key} ({a.complexity}); checked in the sandbox: {_answer_check(a)}")
     for s in d.failed:
         lines.append(f"  failed step: {s.action}: {s.check.text()}")
     for f in d.findings:
@@ -99,3 +102,14 @@ def report(task_id: str, d) -> str:
     if d.error:
         lines.append(f"  no program: {d.error}")
     return "\n".join(lines)
+
+
+def _answer_check(a) -> str:
+    """An answer's sandbox check (search/derivation/answers.py): its worst violation or error per spin."""
+    c = a.check
+    if c.passed is None:
+        return f"not run ({c.detail})"
+    if not c.passed:
+        return f"FAILED {c.detail}"
+    worst = "" if c.sandbox is None else f", worst violation or error per spin {c.sandbox:.2e}"
+    return f"passed on {', '.join(c.instances)}{worst}"

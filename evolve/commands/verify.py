@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import contextmanager
 
+from evaluators.bounds_check import describe
 from evaluators.profile import Profile
 from evaluators.submission import SubmissionError, load_submission
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
@@ -87,6 +88,8 @@ def render(v) -> str:
     ]
     if v.complexity.evidence:
         lines.append(f"              on the evidence: {v.complexity.evidence}")
+    if v.answer is not None:
+        lines.append(f"  answer    : {describe(v.answer)}")
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]
         failed = f"; failed: {', '.join(bad)}" if bad else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
+from evaluators.bounds_check import describe
 from evaluators.verdict import Verdict
 from evolve.store.run_view import ProgramRecord, RunView
 from evolve.report.figures.verdicts import outcome
@@ -54,7 +55,11 @@ def score_table(score) -> str:
     named = named_score(score)
     if named is None:
         return escape(str(list(score))) + " (not a program score)"
+    answer = named.answer or "none (wrong or not judged)"
+    if named.answer in ("bounds", "approximation"):
+        answer += f", quality {named.quality:.4f}"
     return _table([("status", escape(named.status)), ("values right (numerical pass)", _yes_no(named.numerical_pass)),
+                   ("answer kind", escape(answer)),
                    ("largest n verified", str(named.largest_n_verified)),
                    ("growth", escape(named.growth_text().removeprefix("growth "))),
                    ("physics passed", _yes_no(named.physics)), ("class consistent", _yes_no(named.class_consistent)),
@@ -77,6 +82,7 @@ def verdict_html(v: Verdict) -> str:
         ("numerical", f"passed {_yes_no(num.passed)}; {num.probes} probes, {num.failed} failed; max rel err "
                       f"{'-' if num.max_rel_err is None else f'{num.max_rel_err:.2e}'}; largest n verified "
                       f"{num.largest_n_verified}"),
+        *([("answer", escape(describe(v.answer)))] if v.answer is not None else []),
         ("complexity", f"claimed {escape(str(v.complexity.claimed))}; measured {escape(str(v.complexity.measured))}; "
                        f"honest {_yes_no(v.complexity.honest)}"),
         ("class", f"claimed {escape(str(v.class_.claimed))}; consistent {_yes_no(v.class_.consistent)}"

@@ -4,7 +4,10 @@ Score: a tuple of plain floats compared lexicographically (bigger is better), in
 
 0. status: 2 accepted, 1 judged but rejected, 0 failed (no verdict, unparsable verdict, no
    code, or sandbox violations: such a program is recorded but never enters a cell).
-1. numerical pass (1/0): a program that gave a wrong value anywhere is wrong, however far it got.
+1. numerical pass (1/0): a program that gave a wrong value anywhere is wrong, however far it got. An answer
+   that is not an exact program (evaluators/answer_kinds.py) puts its quality here when it holds: valid
+   bounds in [0.5, 1), tighter higher, an honest approximation in (0, 0.5), more accurate higher
+   (evaluators/bounds_check.py); so exact > bounds > approximation > wrong, each ordered within.
 2. log2(1 + largest verified n): how far past brute force the values were checked.
 3. minus the growth kind: poly 0 > exp_sqrt -1 > exp -2 > unknown -3. The measured kind, except
    where the complexity audit found the claim honest and the claim is the costlier (an exponential
@@ -77,8 +80,11 @@ def score_of(verdict: Verdict | None, code: str | None, canonical: str | None = 
         return FAILED_SCORE[:-1] + (length,)
     kind, rate = _growth(verdict)
     n = max(0, int(verdict.numerical.largest_n_verified or 0))
+    numerical = 1.0 if verdict.numerical.passed else 0.0
+    if verdict.answer is not None:
+        numerical = float(verdict.answer.quality) if verdict.numerical.passed else 0.0
     return (2.0 if verdict.accepted else 1.0,
-            1.0 if verdict.numerical.passed else 0.0,
+            numerical,
             round(math.log2(1 + n), 9),
             -float(GROWTH_KINDS.index(kind)),
             -_quantise_rate(kind, rate),
@@ -142,6 +148,10 @@ class NamedScore:
     complexity_honest: bool | None
     code_length: int
     fitness: float
+    #: "exact", "bounds" or "approximation" for a program whose answer holds (numerical component 1,
+    #: [0.5, 1), (0, 0.5)); None when it does not
+    answer: str | None = None
+    quality: float = 0.0                     # the numerical component itself
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -163,7 +173,10 @@ class NamedScore:
             return "not judged" if x is None else ("yes" if x else "no")
         if self.status == "failed":   # nothing was judged: the zeros of the tuple are not verdicts
             return f"failed (no code, no verdict or a sandbox violation); {self.code_length} chars; fitness {self.fitness:.4f}"
-        return (f"{self.status}; values {'right' if self.numerical_pass else 'wrong'}; largest n verified "
+        values = {"bounds": f"valid bounds (quality {self.quality:.4f})",
+                  "approximation": f"honest approximation (quality {self.quality:.4f})"}.get(
+            self.answer or "", f"values {'right' if self.numerical_pass else 'wrong'}")
+        return (f"{self.status}; {values}; largest n verified "
                 f"{self.largest_n_verified}; {self.growth_text()}; physics {yn(self.physics)}, class consistent "
                 f"{yn(self.class_consistent)}, complexity honest {yn(self.complexity_honest)}; "
                 f"{self.code_length} chars; fitness {self.fitness:.4f}")
@@ -180,7 +193,8 @@ def named_score(score) -> NamedScore | None:
         return None
     kind = GROWTH_KINDS[min(len(GROWTH_KINDS) - 1, max(0, int(round(-s[3]))))]
     rate = -s[4]
-    return NamedScore(status=STATUS_NAMES[s[0]], numerical_pass=s[1] == 1.0,
+    answer = None if s[1] <= 0.0 else "exact" if s[1] == 1.0 else "bounds" if s[1] >= 0.5 else "approximation"
+    return NamedScore(status=STATUS_NAMES[s[0]], numerical_pass=s[1] == 1.0, answer=answer, quality=s[1],
                       largest_n_verified=int(round(2.0 ** s[2] - 1)), growth=kind,
                       growth_rate=None if rate >= UNBOUNDED_RATE else rate, physics=_tri_back(s[5]),
                       class_consistent=_tri_back(s[6]), complexity_honest=_tri_back(s[7]),

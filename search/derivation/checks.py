@@ -26,7 +26,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 from evaluators.oracle_cache import reference
+from evaluators.oracles.base import TooLarge
 from evaluators.oracles.brute import brute_log_z
+from evaluators.oracles.constrained_sum import constrained_log_value
 from evaluators.oracles.naive import all_spins
 from evaluators.sandbox import Call, Limits
 from search.derivation import render
@@ -37,6 +39,8 @@ from search.derivation.view import to_ising
 CHECK_MAX_N = 20
 #: agreement required between the two sides of a step (absolute, relative to max(1, |value|))
 TOLERANCE = 1e-9
+#: a constrained sum beyond enumeration (22 variables) is eliminated exactly while tables stay this small
+CONSTRAINED_ELIMINATION_WIDTH = 18
 #: the cold copy of each check instance multiplies beta by this
 COLD_FACTOR = 8.0
 #: the sandbox check enumerates states up to this many spins (larger pair models are contracted)
@@ -151,8 +155,12 @@ def _mean_energy(state: dict) -> float:
 
 def _constrained_value(problem: dict) -> float:
     N = problem["n_vars"]
-    if N > 22:
-        raise ValueError("a constrained sum is enumerated up to 22 variables")
+    if N > 22:            # beyond enumeration: exact elimination over the variables and the conditions
+        try:
+            return constrained_log_value(problem, CONSTRAINED_ELIMINATION_WIDTH)
+        except TooLarge as exc:
+            raise ValueError(f"a constrained sum is enumerated up to 22 variables and eliminated while its "
+                             f"tables stay within 2^{CONSTRAINED_ELIMINATION_WIDTH} entries ({exc})") from None
     X = ((np.arange(2 ** N)[:, None] >> np.arange(N)) & 1).astype(np.int64)
     ok = np.ones(len(X), dtype=bool)
     for c in problem["constraints"]:

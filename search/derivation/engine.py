@@ -27,6 +27,7 @@ from evaluators.checks.classes import admissible
 from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.sandbox import Sandbox
 from search.derivation import checks, render
+from search.derivation.answers import derive_answers
 from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.diagnosis import diagnose
 from search.derivation.record import Check, Derivation, Plan, Step
@@ -122,6 +123,8 @@ def _derive(task, formula, source, seed, sandbox, max_nodes, max_depth) -> Deriv
             return out
         node, best = plans[0]
         _finish(ctx, out, node, best)
+        if best.cost[0] > 0 and not ctx.signed:     # nothing polynomial is exact: bounds, approximations
+            out.answers = derive_answers(ctx, explored, node, source)
     finally:
         if own:
             sandbox.close()

@@ -65,6 +65,9 @@ class DerivationProposer:
         operation = "initial: the cheapest checked chain found by the search"
         chosen = best
         parent_plan = _parent_plan(parent)
+        answer = self._answer(best, parent, known)
+        if answer is not None:
+            return to_answer_candidate(best, answer, cid, task.id, parent)
         if parent_plan is not None and best.plans:
             plan, operation = self.mutate(best, parent_plan, rng)
             chosen = self.derivation(task, plan)
@@ -75,6 +78,22 @@ class DerivationProposer:
                     chosen, operation = other, f"initial: chain {k + 1} in cost order (the cheaper ones are known)"
                     break
         return to_candidate(chosen, cid, task.id, parent, operation)
+
+    def _answer(self, best: Derivation, parent: Candidate | None, known: frozenset):
+        """The answer (bounds or approximation) to propose instead of an exact chain, or None: when nothing
+        polynomial is exact, the answers come after the best exact program, in order, each once (a parent
+        that is an answer, or a best program the run already has, moves on to the next unknown one)."""
+        if not best.answers or best.program is None:
+            return None
+        programs = [best.program] + [a.program for a in best.answers]
+        kind = (parent.prompt_meta or {}).get("answer_kind") if parent is not None else None
+        start = 1 + [a.kind for a in best.answers].index(kind) if kind in [a.kind for a in best.answers] else 0
+        if parent is None and not (known and normalised_hash(best.program) in known):
+            return None
+        for k in list(range(start + 1, len(programs))) + list(range(1, start + 1)):
+            if normalised_hash(programs[k]) not in known:
+                return best.answers[k - 1]
+        return None
 
     def mutate(self, best: Derivation, plan: Plan, rng: np.random.Generator) -> tuple[Plan, str]:
         """Another plan: one solver option changed, or the next chain in cost order."""
@@ -111,6 +130,23 @@ def to_candidate(d: Derivation, cid: str, task_id: str, parent: Candidate | None
         notes=[f"chains found: {', '.join(p.key for p in d.plans[:8])}"] + list(d.findings)
         + [f"failed step {s.action}: {s.check.text()}" for s in d.failed],
         **provenance)
+
+
+def to_answer_candidate(d: Derivation, answer, cid: str, task_id: str, parent: Candidate | None = None) -> Candidate:
+    """The Candidate of one of a derivation's answers (bounds or an approximation after the chain)."""
+    steps = [s.to_dict() for s in d.steps[:len(answer.actions) + 1]]
+    record = steps + [{"action": "solve", "summary": answer.key.split(" -> ")[-1],
+                       "params": {name: o for name, o in answer.solvers}, "answer": answer.to_dict(),
+                       "claims": {"tractable_class": "no_efficient_known", "complexity_O": answer.complexity}}]
+    return Candidate(
+        id=cid, task=task_id, code=answer.program, tractable_class="no_efficient_known",
+        complexity_O=answer.complexity, confidence=0.8 if answer.check.passed else 0.3,
+        justification=(f"No polynomial exact method was found; an answer of kind {answer.kind} after the checked "
+                       f"chain {answer.key}: {answer.justification} [check {answer.check.text()}]"),
+        proposer=PROPOSER, parent_ids=[parent.id] if parent is not None else [], derivation=record,
+        prompt_meta={"answer_kind": answer.kind, "answer_plan": answer.to_dict(), "source": d.source,
+                     "chain": answer.key, "operation": f"answer: {answer.kind} after the checked reduction"},
+        notes=[f"answers found: {', '.join(a.kind + ' ' + a.key for a in d.answers)}"])
 
 
 def _parent_plan(parent: Candidate | None) -> Plan | None:

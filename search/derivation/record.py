@@ -104,6 +104,9 @@ class Derivation:
     error: str | None = None                      # why there is no program at all
     #: when nothing polynomial was found: the structure measured and why each step and solver did not apply
     diagnosis: list[str] = field(default_factory=list)
+    #: when nothing polynomial is exact: programs answering with bounds or an approximation
+    #: (search/derivation/answers.py AnswerPlan records)
+    answers: list = field(default_factory=list)
 
     @property
     def chain(self) -> str:

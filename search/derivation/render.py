@@ -99,6 +99,57 @@ def Z_efficient(params, n):
     return header.rstrip() + "\n\n" + "\n".join(ordered) + "\n\n\n" + "\n\n\n".join(b for b in bodies if b) + "\n" + tail
 
 
+def answer_program(header: str, reader_source: str, actions, kind: str, pieces) -> str:
+    """A program whose answer is not an exact value (evaluators/answer_kinds.py): ``kind`` "bounds" with
+    ``pieces`` [(lower solver, options), (upper solver, options)] defines log_Z_bounds(params, n) -> (lo, hi);
+    "approximation" with [(solver, options)] defines log_Z_approx(params, n) -> [[control, value], ...]. The
+    chain's ``log_shift`` is added to every value (the steps are exact identities)."""
+    imports: list[str] = []
+    bodies: list[str] = []
+    seen: set = set()
+    for text in (reader_source, runtime.IMPORTS):
+        found, rest = _split_imports(text)
+        imports += found
+        if rest:
+            bodies.append(rest)
+    bodies.append(_functions_text(runtime.FUNCTIONS, seen))
+    for module, _ in actions:
+        imports += _split_imports(module.IMPORTS)[0]
+        text = _functions_text(module.FUNCTIONS, seen)
+        if text:
+            bodies.append(text)
+    for solver, options in pieces:
+        found, rest = _split_imports(solver.source(options))
+        imports += found
+        bodies.append(rest)
+    steps = "\n".join(f"    state = {m.ENTRY.__name__}(state, {dict(o)!r})" for m, o in actions)
+    head = f'''    state = _rt_start(_read_formula(params, int(n)))
+{steps}
+    if state["statistic"] != "log_z":
+        raise ValueError("the chain left a mean energy, not a log Z")
+    shift = float(state["log_shift"])'''
+    if kind == "bounds":
+        (lower, lo_opt), (upper, hi_opt) = pieces
+        tail = f'''
+
+def log_Z_bounds(params, n):
+    """(lo, hi): rigorous bounds on the natural log of the task's quantity, by the derivation above."""
+{head}
+    return (float({lower.entry}(state, {dict(lo_opt)!r})) + shift, float({upper.entry}(state, {dict(hi_opt)!r})) + shift)
+'''
+    else:
+        (solver, options), = pieces
+        tail = f'''
+
+def log_Z_approx(params, n):
+    """[[control, value], ...]: the natural log of the task's quantity at increasing control, by the derivation above."""
+{head}
+    return [[c, float(v) + shift] for c, v in {solver.entry}(state, {dict(options)!r})]
+'''
+    ordered = _order_imports(imports + ["import math"])
+    return header.rstrip() + "\n\n" + "\n".join(ordered) + "\n\n\n" + "\n\n\n".join(b for b in bodies if b) + "\n" + tail
+
+
 #: the only modules a derivation program imports (inside the sandbox allowlist)
 ALLOWED_ROOTS = ("math", "numpy", "scipy", "networkx")
 

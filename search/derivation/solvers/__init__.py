@@ -6,6 +6,12 @@ A solver module of this package declares the names in
 templates with their adapter. The registry finds the modules by itself, so a new solver is one module.
 ``SOLVERS`` maps names to solvers in the order a search tries them (their ``ORDER``); ``CHEAP`` lists the
 solvers whose code the view tries on every state (their declared ``cheap`` capability).
+
+``ANSWER_SOLVERS`` is a second registry of the same shape for solvers that are not exact: a module that
+declares ``ANSWER`` ("lower": a rigorous lower bound; "upper": a rigorous upper bound; "approximation":
+a value with a control parameter ``CONTROL``) registers itself with ``register_answer``. The engine never
+ranks them with the exact plans: search/derivation/answers.py turns them into programs that answer with
+bounds or an approximation (evaluators/answer_kinds.py) when nothing polynomial is exact.
 """
 
 from __future__ import annotations
@@ -35,5 +41,15 @@ def step_checker(pairwise_and_large: bool):
     return found[0]
 
 
+_answers = Registry(__name__, "answer solver", key="NAME", order="ORDER",
+                    required=("SUMMARY", "OPTION_SPACE", "ORDER", "ENTRY", "entry", "answer", "source", "applies",
+                              "claims"))
+register_answer = _answers.register
+#: name -> solver that answers with a bound or an approximation, in their ``ORDER``
+ANSWER_SOLVERS = _answers
+
+
 def get_solver(name: str):
+    if name not in _registry and name in _answers:
+        return _answers.lookup(name)
     return _registry.lookup(name)

@@ -38,6 +38,8 @@ class ModuleSolver:
         self.entry = module.ENTRY.__name__
         self.energy_fn = getattr(module, "ENERGY", None)
         self.energy = self.energy_fn.__name__ if self.energy_fn is not None else None
+        #: "exact", or for an answer solver (register_answer) "lower" | "upper" | "approximation"
+        self.answer = getattr(module, "ANSWER", "exact")
 
     def source(self, options: dict) -> str:
         return render(self.module.IMPORTS + "\n" + getattr(self.module, "CONSTANTS", ""), self.module.FUNCTIONS)
@@ -71,6 +73,7 @@ class AdaptedTemplate:
         self.entry = wrapped.ENTRY.__name__
         self.energy = None
         self.energy_fn = None
+        self.answer = "exact"
         self._imports = adapter_imports
 
     def source(self, options: dict) -> str:
