@@ -42,9 +42,8 @@ def _functions_text(functions, seen: set) -> str:
     return "\n\n\n".join(parts)
 
 
-def program(header: str, reader_source: str, actions, solver, solver_options: dict, signed: bool) -> str:
-    """The candidate program. ``actions`` is [(module, options)]; ``signed``: the task's quantity is a
-    signed number (the program's Z_efficient returns it through the solver's energy function)."""
+def _chain_parts(reader_source: str, actions) -> tuple[list[str], list[str]]:
+    """(import lines, function bodies) of the reader, the runtime and every action of the chain, each once."""
     imports: list[str] = []
     bodies: list[str] = []
     seen: set = set()
@@ -59,6 +58,18 @@ def program(header: str, reader_source: str, actions, solver, solver_options: di
         text = _functions_text(module.FUNCTIONS, seen)
         if text:
             bodies.append(text)
+    return imports, bodies
+
+
+def _assemble(header: str, imports: list[str], bodies: list[str], tail: str) -> str:
+    ordered = _order_imports(imports + ["import math"])
+    return header.rstrip() + "\n\n" + "\n".join(ordered) + "\n\n\n" + "\n\n\n".join(b for b in bodies if b) + "\n" + tail
+
+
+def program(header: str, reader_source: str, actions, solver, solver_options: dict, signed: bool) -> str:
+    """The candidate program. ``actions`` is [(module, options)]; ``signed``: the task's quantity is a
+    signed number (the program's Z_efficient returns it through the solver's energy function)."""
+    imports, bodies = _chain_parts(reader_source, actions)
     found, rest = _split_imports(solver.source(solver_options))
     imports += found
     bodies.append(rest)
@@ -95,8 +106,7 @@ def Z_efficient(params, n):
     """The quantity itself (OverflowError once it exceeds a float: log_Z has no such limit)."""
     return math.exp(log_Z(params, n))
 '''
-    ordered = _order_imports(imports + ["import math"])
-    return header.rstrip() + "\n\n" + "\n".join(ordered) + "\n\n\n" + "\n\n\n".join(b for b in bodies if b) + "\n" + tail
+    return _assemble(header, imports, bodies, tail)
 
 
 def answer_program(header: str, reader_source: str, actions, kind: str, pieces) -> str:
@@ -104,20 +114,7 @@ def answer_program(header: str, reader_source: str, actions, kind: str, pieces) 
     ``pieces`` [(lower solver, options), (upper solver, options)] defines log_Z_bounds(params, n) -> (lo, hi);
     "approximation" with [(solver, options)] defines log_Z_approx(params, n) -> [[control, value], ...]. The
     chain's ``log_shift`` is added to every value (the steps are exact identities)."""
-    imports: list[str] = []
-    bodies: list[str] = []
-    seen: set = set()
-    for text in (reader_source, runtime.IMPORTS):
-        found, rest = _split_imports(text)
-        imports += found
-        if rest:
-            bodies.append(rest)
-    bodies.append(_functions_text(runtime.FUNCTIONS, seen))
-    for module, _ in actions:
-        imports += _split_imports(module.IMPORTS)[0]
-        text = _functions_text(module.FUNCTIONS, seen)
-        if text:
-            bodies.append(text)
+    imports, bodies = _chain_parts(reader_source, actions)
     for solver, options in pieces:
         found, rest = _split_imports(solver.source(options))
         imports += found
@@ -146,8 +143,7 @@ def log_Z_approx(params, n):
 {head}
     return [[c, float(v) + shift] for c, v in {solver.entry}(state, {dict(options)!r})]
 '''
-    ordered = _order_imports(imports + ["import math"])
-    return header.rstrip() + "\n\n" + "\n".join(ordered) + "\n\n\n" + "\n\n\n".join(b for b in bodies if b) + "\n" + tail
+    return _assemble(header, imports, bodies, tail)
 
 
 #: the only modules a derivation program imports (inside the sandbox allowlist)
