@@ -67,9 +67,9 @@ def test_a_frustrated_sign_pattern_is_not_taken_for_a_gauge():
 def test_a_call_refuses_within_its_budget_in_one_line():
     """The tensor network is the only method for T12 under its own name: forced, with a 3 s budget,
     at a temperature where its float64 route underflows, it refuses in time, naming the budget."""
-    m = _t12(144, 1000.0)
+    m = _t12(256, 1000.0)       # 16 x 16: over 900 s before budgets existed
     started = time.perf_counter()
-    with pytest.raises(OverBudget) as info:
+    with pytest.raises((OverBudget, TooLarge)) as info:      # out of time, or a path priced out within it
         exact_log_z(m, "tensor_network", budget_s=3.0)
     assert time.perf_counter() - started < 3.0 + 2.0
     text = str(info.value)
@@ -168,11 +168,18 @@ def test_an_impossible_size_is_refused_in_seconds_while_the_process_stays_small(
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
+    # RUSAGE_CHILDREN of this (xdist worker) process is the peak of every child it ever waited for: the
+    # command runs under a fresh parent of its own, which reports the peak of that one child
+    measure = ("import resource, subprocess, sys\n"
+               "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)\n"
+               "sys.stderr.write(done.stderr)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.exit(done.returncode)\n")
     started = time.perf_counter()
-    done = subprocess.run([EVOLVE, "oracle", "--task", "P04", "--n", str(10 ** 8), "--seed", "0"],
-                          capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    done = subprocess.run([sys.executable, "-c", measure, EVOLVE, "oracle", "--task", "P04", "--n", str(10 ** 8),
+                           "--seed", "0"], capture_output=True, text=True, preexec_fn=limit, timeout=150)
     elapsed = time.perf_counter() - started
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak_kb = int(done.stdout.split()[-1])
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "needs about" in done.stderr and "memory" in done.stderr and "fit" in done.stderr
     assert elapsed < 60.0 and peak_kb < 1.5e6, (elapsed, peak_kb)

@@ -12,7 +12,6 @@ import sys
 import time
 from contextlib import contextmanager
 
-from evaluators.bounds_check import describe
 from evaluators.profile import Profile
 from evaluators.submission import SubmissionError, load_submission
 from evolve.commands.common import UsageError, check_count, check_seconds, check_seed, print_json, task_arg
@@ -89,6 +88,8 @@ def render(v) -> str:
     if v.complexity.evidence:
         lines.append(f"              on the evidence: {v.complexity.evidence}")
     if v.answer is not None:
+        from evaluators.bounds_check import describe  # lazy: it loads the oracles; the parser imports this module
+
         lines.append(f"  answer    : {describe(v.answer)}")
     if v.physics.checks:
         bad = [c.name for c in v.physics.checks if not c.passed]

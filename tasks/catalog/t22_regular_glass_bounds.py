@@ -10,6 +10,7 @@ offline baselines are the Gibbs-Bogoliubov mean-field lower bound and the tree-r
 """
 
 from tasks.base import Gold
+from tasks.catalog._v1_common import V1_CITATION
 from tasks.catalog.p06_regular_glass import RegularGraphGlass
 
 BOUNDS_REQUEST = """
@@ -24,6 +25,7 @@ class RegularGlassBounds(RegularGraphGlass):
     id = "T22"
     title = "Bounds on log Z of a random 3-regular +-J Ising glass"
     tier = 3
+    citation = V1_CITATION          # this project's card: not one of the StatMechBench-v0 tasks it builds on
     canonical = """\
 **Ising spin glass on a random 3-regular graph** with binary +/- 1 couplings (n even, n >= 4).
 Edges given as edge list (params "edges", m = 3n/2 pairs); params "J" (m values in {-1, +1}),
