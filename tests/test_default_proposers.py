@@ -58,6 +58,8 @@ def test_the_derivation_proposer_passes_over_chains_the_run_already_has(sandbox)
     assert "chain 2 in cost order" in again.prompt_meta["operation"]
 
 
+@pytest.mark.slow       # 164 s since T12's ladder reaches 65536 (CI's suite stays under 15 min; the derivation's
+                        # ranking is in test_derivation, the default mix in the test at the top of this file)
 def test_t12_with_the_default_config_ends_as_gauge(tmp_path, sandbox):
     """Without a proposers section the run ends at the polynomial derivation (gauge -> Kaufman), not at
     an accepted exponential row transfer (what it ended as with the structural proposer alone)."""

@@ -141,7 +141,7 @@ def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path)
     assert sum(p["candidate"]["cost_usd"] for p in props) > 0
 
 
-@pytest.mark.parametrize("strategy", ["islands", "tree"])
+@pytest.mark.parametrize("strategy", ["islands", pytest.param("tree", marks=pytest.mark.slow)])  # tree: -m slow
 def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, strategy, capsys):
     """tests/fixtures/legacy_runs: finished runs of the code before evolve/engine existed (commit
     a7d685f), whose snapshots hold the whole search in the old database-actor layout."""

@@ -135,7 +135,7 @@ def _check_against_the_oracle(L, seeds, betas):
 BETAS = (0.3, 1.0, 6.0, 8.0, 10.0, 13.0, 20.0, 50.0)
 
 
-@pytest.mark.parametrize("L", [16, 32])
+@pytest.mark.parametrize("L", [16, pytest.param(32, marks=pytest.mark.slow)])    # 32: 31 s, -m slow
 def test_planar_pfaffian_equals_the_certified_oracle(L):
     """Warm (float64 route), cold (double-double elimination, stacked fronts) and colder than
     beta |J| = 12 (the ground-state line) on +-J grids, two seeds."""
