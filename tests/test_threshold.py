@@ -58,8 +58,10 @@ def test_a_small_run_writes_journal_summary_and_report(tmp_path, capsys):
 
 
 def test_resuming_after_kill_9_gives_the_uninterrupted_result(tmp_path, capsys):
-    argv = ["threshold", "--task", "T21", "--sizes", "4,6,8", "--p", "0.05,0.1,0.2", "--samples", "400", "--batch", "20",
+    # 900 batches: long enough that the kill lands mid-run on an idle machine (180 finished before it once)
+    argv = ["threshold", "--task", "T21", "--sizes", "4,6,8", "--p", "0.05,0.1,0.2", "--samples", "2000", "--batch", "20",
             "--no-ray", "--quiet"]
+    total = 3 * 3 * 2000 // 20
     whole = run_json([*argv, "--out", tmp_path / "whole"], capsys)
     killed = tmp_path / "killed"
     env = {**os.environ, "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR", str(ROOT / ".venv" / "numba-cache"))}
@@ -74,11 +76,11 @@ def test_resuming_after_kill_9_gives_the_uninterrupted_result(tmp_path, capsys):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     had = sum(r["kind"] == "batch" for r in read_journal(journal).records)
-    assert 0 < had < 180
+    assert 0 < had < total
     with open(journal, "ab") as f:                    # and a torn frame at the end, as a kill mid-write leaves
         f.write(b"\x00\x00\x01\x00partial")
     resumed = run_json([*argv, "--out", killed], capsys)
-    assert resumed["batches_resumed"] == had and resumed["batches_run"] == 180 - had
+    assert resumed["batches_resumed"] == had and resumed["batches_run"] == total - had
     assert resumed["points"] == whole["points"]                     # the same samples, decoded the same
     assert resumed["p_c"] == whole["p_c"]
 
