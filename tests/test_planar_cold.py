@@ -129,3 +129,57 @@ def test_template_running_bound_covers_the_error_of_its_unbounded_value():
     exact = planar_log_z(m)
     assert abs(value - exact) > 0.1 and bound >= abs(value - exact)
     assert _template(m) == pytest.approx(exact, rel=1e-13, abs=2e-9)
+
+
+def _grid(L: int, J: np.ndarray):
+    """(edges, positions) of an L x L grid whose bonds, right then down, take the couplings ``J``."""
+    edges = [(r * L + c, r * L + c + 1) for r in range(L) for c in range(L - 1)]
+    edges += [(r * L + c, (r + 1) * L + c) for r in range(L - 1) for c in range(L)]
+    xy = np.array([(c, r) for r in range(L) for c in range(L)], dtype=float)
+    return np.array(edges), xy
+
+
+def _brute_log_z(n, edges, J, beta):
+    states = 1 - 2 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)
+    x = beta * ((states[:, edges[:, 0]] * states[:, edges[:, 1]]) @ J)
+    top = x.max()
+    return top + math.log(float(np.exp(x - top).sum()))
+
+
+@pytest.mark.parametrize("beta", [30.0, 400.0, 3000.0])
+def test_template_without_frustration_is_exact_however_cold(beta):
+    """A 4 x 4 Mattis model (continuous |J| in [0.5, 1], signs eps_i eps_j: negative couplings, no
+    frustrated face) against brute force: the walls' sum is at least 1, so the elimination vouches
+    at every beta, also where exp(-2 beta |J|) underflows (beta |J| > 372). Before, the couplings
+    being no multiples of one unit, it refused beyond beta |J| = 25."""
+    rng = np.random.default_rng(3)
+    edges, xy = _grid(4, None)
+    eps = rng.choice([-1.0, 1.0], size=16)
+    J = rng.uniform(0.5, 1.0, size=len(edges)) * eps[edges[:, 0]] * eps[edges[:, 1]]
+    assert (J < 0).any()
+    value = planar_pfaffian._method_log_z(edges, beta * J, np.zeros(16), [], xy, 1.0, 16, {})
+    assert value == pytest.approx(_brute_log_z(16, edges, J, beta), rel=1e-14)
+
+
+def test_template_without_frustration_at_1024_spins_is_the_ground_state_line():
+    """32 x 32 ferromagnet with continuous couplings at beta = 3000: log Z = beta sum J + log 2 to
+    float64 rounding (every excitation weighs below exp(-3000))."""
+    rng = np.random.default_rng(0)
+    edges, xy = _grid(32, None)
+    J = rng.uniform(0.5, 1.0, size=len(edges))
+    value = planar_pfaffian._method_log_z(edges, 3000.0 * J, np.zeros(1024), [], xy, 1.0, 1024, {})
+    exact = 3000.0 * math.fsum(J) + math.log(2.0)
+    assert value == pytest.approx(exact, rel=1e-15)
+
+
+def test_the_line_references_step_down_when_the_start_is_not_vouched():
+    """The references start at beta|J| = 12; where the running bound does not vouch there (a 32 x 32
+    +-J grid: 3.8e-6 at 12) they step down by 2 to the first vouched one, never below 6."""
+    from search.structural.templates import cold_line
+
+    def at(bound_from):
+        return lambda t: (-100.0 * t, 1e-12 if t < bound_from else 1e-3)
+
+    first = next(cold_line._references(at(11.0), 40.0, 1))
+    assert [t for t, _, _ in first] == [10.0]
+    assert list(cold_line._references(at(5.0), 40.0, 1)) == []

@@ -29,14 +29,23 @@ from scipy.sparse import coo_matrix, hstack
 GROUND_TIME_S = 5.0
 
 
+def _frustrated_faces(face, negative):
+    """0/1 per face of the plane graph: 1 where an odd number of negative couplings surround it.
+    ``face``: the face of every dart (darts 2e and 2e + 1 are the two sides of edge e);
+    ``negative``: 1.0 where J_e < 0."""
+    fa, fb = face[0::2], face[1::2]
+    n_faces = int(face.max()) + 1 if len(face) else 0
+    return (np.bincount(fa, weights=negative, minlength=n_faces)
+            + np.bincount(fb, weights=negative, minlength=n_faces)).astype(np.int64) % 2
+
+
 def _ground_walls(face, multiples, negative):
     """min over T-joins U of sum_{e in U} m_e, proved optimal, or ArithmeticError. ``face``: the face
     of every dart (dart 2e and 2e + 1 are the two sides of edge e); ``multiples``: m_e (integers);
     ``negative``: whether J_e < 0."""
     fa, fb = face[0::2], face[1::2]
     n_faces = int(face.max()) + 1 if len(face) else 0
-    odd = (np.bincount(fa, weights=negative, minlength=n_faces)
-           + np.bincount(fb, weights=negative, minlength=n_faces)).astype(np.int64) % 2
+    odd = _frustrated_faces(face, negative)
     if not odd.any():
         return 0
     e = np.flatnonzero(fa != fb)
@@ -64,7 +73,7 @@ def _ground_walls(face, multiples, negative):
     return walls
 
 
-FUNCTIONS = (_ground_walls,)
+FUNCTIONS = (_frustrated_faces, _ground_walls)
 
 
 def constants() -> str:

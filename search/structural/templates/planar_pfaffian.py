@@ -69,7 +69,7 @@ from scipy.sparse.linalg import spsolve_triangular, splu
 from search.structural.templates import Claims, render
 from search.structural.templates import cold_line, ground_state, skew_elimination
 from search.structural.templates.cold_line import _cold_log_z
-from search.structural.templates.ground_state import _ground_walls
+from search.structural.templates.ground_state import _frustrated_faces, _ground_walls
 from search.structural.templates.skew_elimination import _node_positions, skew_log_abs_pfaffian
 
 NAME = "planar_pfaffian"
@@ -322,12 +322,14 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     if beta * float(aJ.max(initial=0.0)) <= trusted:
         return _walls_log_z(edges, J, positions, beta, n, options, False)
 
+    face = _cycles(_plane_darts(n, edges[:, 0], edges[:, 1], positions)[2])[0]
+    negative = (J < 0).astype(np.float64)
+
     def ground(multiples):
-        face = _cycles(_plane_darts(n, edges[:, 0], edges[:, 1], positions)[2])[0]
-        return _ground_walls(face, multiples, (J < 0).astype(np.float64))
+        return _ground_walls(face, multiples, negative)
 
     return _cold_log_z(lambda b: _walls_log_z(edges, J, positions, b, n, options, True), ground, beta, aJ,
-                       f"{n} spins ({len(aJ)} couplings)", trusted)
+                       f"{n} spins ({len(aJ)} couplings)", trusted, bool(_frustrated_faces(face, negative).any()))
 
 
 def _merged(edges, J, n):

@@ -319,7 +319,8 @@ def skew_log_abs_pfaffian(A, xy, group=None, bounded=False):
     n = A.shape[0]
     if n == 0:
         return (0.0, 0.0) if bounded else 0.0
-    pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
+    stored = A.tocoo()                     # stored entries, zeros too (a weight that underflowed keeps its edge)
+    pattern = coo_matrix((np.ones(len(stored.row)), (stored.row, stored.col)), shape=(n, n)).tocsr()
     group = np.arange(n) if group is None else group
     tree = _dissection(pattern, xy, _node_groups(pattern, group))
     rank = np.empty(n, dtype=np.int64)
