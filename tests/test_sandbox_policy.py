@@ -51,9 +51,9 @@ def log_Z(params, n):
 '''
 
 
-def test_allowlist_is_the_papers_plus_networkx():
-    assert ALLOWED_IMPORTS == {"math", "numpy", "scipy", "itertools", "functools", "operator",
-                               "fractions", "collections", "cmath", "decimal", "dataclasses", "typing", "networkx"}
+def test_allowlist_is_the_papers_plus_networkx_and_pymatching():
+    assert ALLOWED_IMPORTS == {"math", "numpy", "scipy", "itertools", "functools", "operator", "fractions",
+                               "collections", "cmath", "decimal", "dataclasses", "typing", "networkx", "pymatching"}
 
 
 @pytest.mark.parametrize("code, refused", [

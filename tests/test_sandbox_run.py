@@ -246,3 +246,31 @@ def test_networkx_planarity_runs_in_the_sandbox(sb):
     lazy = code.replace("return float", "nx.lazy_imports.attach('os', ['system'])\n    return float")
     report = sb.run(lazy, [Call("log_Z", {}, 7)])
     assert not (report.results and report.results[0].ok) and "networkx.lazy_imports" in str(report)
+
+
+def test_pymatching_runs_in_the_sandbox_and_its_file_loaders_are_refused(sb):
+    """The planar template proves a +-J ground state by pymatching's sparse blossom (warmed in the
+    fork server: it imports matplotlib, which reads files); its loaders that read a file from native
+    code, its command line and its implementation module are refused by name."""
+    code = (
+        "import numpy as np\n"
+        "import pymatching\n"
+        "from scipy.sparse import csc_matrix\n"
+        "def log_Z(params, n):\n"
+        "    rows = np.r_[np.arange(n), (np.arange(n) + 1) % n]\n"
+        "    cols = np.r_[np.arange(n), np.arange(n)]\n"
+        "    h = csc_matrix((np.ones(2 * n, dtype=np.uint8), (rows, cols)), shape=(n, n))\n"
+        "    syndrome = np.zeros(n, dtype=np.uint8); syndrome[[0, 3]] = 1\n"
+        "    return float(pymatching.Matching.from_check_matrix(h, weights=np.ones(n)).decode(syndrome).sum())\n"
+        "def Z_efficient(params, n):\n"
+        "    return 0.0\n")
+    report = sb.run(code, [Call("log_Z", {}, 10)])
+    assert report.results and report.results[0].ok and report.results[0].value == 3.0, report
+    for bad, name in [("pymatching.Matching.from_detector_error_model_file('/etc/passwd')", "from_detector_error_model_file"),
+                      ("pymatching.Matching.from_stim_circuit_file('/etc/passwd')", "from_stim_circuit_file"),
+                      ("pymatching.cli.main(['--help'])", "pymatching.cli")]:
+        report = sb.run(code.replace("    return float(pymatching", f"    {bad}\n    return float(pymatching"),
+                        [Call("log_Z", {}, 10)])
+        assert not (report.results and report.results[0].ok) and name in str(report), (bad, report)
+    report = sb.run("from pymatching.matching import Path\n" + code, [Call("log_Z", {}, 10)])
+    assert not (report.results and report.results[0].ok) and "pymatching.matching" in str(report)

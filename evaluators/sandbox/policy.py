@@ -12,12 +12,19 @@ import ast
 import re
 
 # The StatMechBench-v0 paper's allowlist (Appendix C), plus networkx (planarity and combinatorial
-# embeddings: a planar model without a drawing needs them, and they are not to be hand-written);
-# submodules are allowed unless blocked below.
+# embeddings: a planar model without a drawing needs them, and they are not to be hand-written)
+# and pymatching (exact minimum-weight perfect matching by sparse blossom, in C++: the ground state
+# of a planar glass as a minimum-weight T-join in milliseconds where an integer program takes
+# 20-40 s); submodules are allowed unless blocked below.
 ALLOWED_IMPORTS = frozenset({
     "math", "numpy", "scipy", "itertools", "functools", "operator", "fractions",
-    "collections", "cmath", "decimal", "dataclasses", "typing", "networkx",
+    "collections", "cmath", "decimal", "dataclasses", "typing", "networkx", "pymatching",
 })
+
+# pymatching's command line (reads and writes files) and its implementation module (which holds
+# pathlib.Path and matplotlib); candidates use pymatching.Matching. Its loaders that read a file from
+# native code, where the audit hook does not see the open, are refused by attribute name below.
+_PYMATCHING_BLOCKED = {"pymatching.cli", "pymatching.matching"}
 
 # networkx's file readers and writers, drawing (pydot, graphviz and matplotlib start processes or
 # write files), its lazy importer (imports any module by name), decorators that open files, and
@@ -47,7 +54,7 @@ BLOCKED_MEMBERS = frozenset({
     "numpy.ma.dump", "numpy.ma.loads", "numpy.ma.dumps", "numpy.core",
     "scipy.io", "scipy.datasets", "scipy.misc", "scipy.LowLevelCallable", "scipy.show_config",
     "scipy.test", "scipy.sparse.load_npz", "scipy.sparse.save_npz",
-}) | _NETWORKX_BLOCKED
+}) | _NETWORKX_BLOCKED | _PYMATCHING_BLOCKED
 
 # Builtins that are removed from the candidate's builtins and refused by name.
 FORBIDDEN_BUILTINS = frozenset({
@@ -85,6 +92,9 @@ SENSITIVE_ATTRS = frozenset({
     "ctypes", "ctypeslib", "tofile", "fromfile", "memmap", "as_strided", "savetxt",
     "loadtxt", "genfromtxt", "savez", "savez_compressed", "f2py", "LowLevelCallable",
     "load_npz", "save_npz",
+    # pymatching: file loaders (native reads), stim loaders, matplotlib drawing
+    "from_detector_error_model_file", "from_stim_circuit_file", "from_stim_circuit", "from_detector_error_model",
+    "draw",
 })
 
 # Dunders that generated code (dataclasses, namedtuple, typing) never needs: a string compiled

@@ -81,7 +81,7 @@ OPTION_SPACE = {
 IMPORTS = """\
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix, hstack
+from scipy.sparse import coo_matrix, csc_matrix, hstack
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import spsolve_triangular, splu
 """
