@@ -131,3 +131,31 @@ def test_no_plugin_is_named_in_the_core():
                 if isinstance(node, ast.Constant) and node.value in names and (rel, node.value) not in OTHER_SENSE:
                     named.append(f"{rel}:{node.lineno} {node.value!r}")
     assert not named, f"plugins named in the core: {named}"
+
+
+def test_no_derivation_plugin_reads_another_plugins_reason_text():
+    """A solver or action decides from the view's typed facts (nn_torus, frustration, widths, ...), not by
+    reading another plugin's refusal and matching words in it: the torus Pfaffian once read Kaufman's
+    reason for "one positive coupling per direction", so rewording Kaufman's message changed what
+    the torus Pfaffian accepted."""
+    import search.derivation.actions as actions
+    import search.derivation.solvers as solvers
+
+    names = set(actions._registry.names()) | set(solvers._registry.names())
+    reads = []
+    for where in ("search/derivation/solvers", "search/derivation/actions"):
+        for path in sorted((ROOT / where).glob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            own = {node.value.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                   and any(isinstance(t, ast.Name) and t.id == "NAME" for t in node.targets)
+                   and isinstance(node.value, ast.Constant)}
+            for node in ast.walk(tree):
+                key = None
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("get", "reason") and node.args:
+                    key = node.args[0]
+                elif isinstance(node, ast.Subscript):
+                    key = node.slice
+                if isinstance(key, ast.Constant) and key.value in names - own:
+                    reads.append(f"{path.relative_to(ROOT)}:{node.lineno} {key.value!r}")
+    assert not reads, f"plugins reading another plugin's reason: {reads}"

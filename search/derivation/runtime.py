@@ -140,4 +140,33 @@ def _rt_grid_of(terms, rows, cols):
             "wrap_cols": bool(np.any(np.abs(dc) > 1))}
 
 
-FUNCTIONS = (_rt_start, _rt_merge, _rt_pairs, _rt_neighbour_pairs, _rt_compact, _rt_grid, _rt_grid_of)
+def _rt_torus_bonds(model, options=None):
+    """(R, C, Kh, Kv) of a zero-field nearest-neighbour R x C torus (both sides >= 3): Kh[r * C + c] the
+    coupling of (r, c)-(r, c+1), Kv[r * C + c] of (r, c)-(r+1, c), columns and rows modulo C and R;
+    ValueError naming what the model is not. (``options`` is unused: the derivation view tries this
+    on every state as it tries a solver's entry.)"""
+    grid, n = _rt_grid(model), model["n"]
+    if model["rank_one"] or grid is None or not (grid["wrap_rows"] and grid["wrap_cols"]):
+        raise ValueError("not a nearest-neighbour torus (a grid wrapping both ways)")
+    R, C = grid["rows"], grid["cols"]
+    if R < 3 or C < 3 or R * C != n:
+        raise ValueError("not a torus with both sides >= 3")
+    edges, K, H = _rt_pairs(model)
+    if np.any(H != 0.0):
+        raise ValueError("the fields are not zero")
+    site = np.arange(n)
+    r, c = np.divmod(site, C)
+    right = np.sort(np.stack([site, r * C + (c + 1) % C], 1), axis=1)
+    down = np.sort(np.stack([site, ((r + 1) % R) * C + c], 1), axis=1)
+    key = edges[:, 0] * n + edges[:, 1]
+    order = np.argsort(key)
+    where_h = np.searchsorted(key[order], right[:, 0] * n + right[:, 1])
+    where_v = np.searchsorted(key[order], down[:, 0] * n + down[:, 1])
+    if len(edges) != 2 * n or np.any(where_h >= len(key)) or np.any(where_v >= len(key)) \
+            or np.any(key[order][where_h] != right[:, 0] * n + right[:, 1]) \
+            or np.any(key[order][where_v] != down[:, 0] * n + down[:, 1]):
+        raise ValueError("the couplings are not exactly the nearest-neighbour pairs of the torus")
+    return R, C, K[order][where_h], K[order][where_v]
+
+
+FUNCTIONS = (_rt_start, _rt_merge, _rt_pairs, _rt_neighbour_pairs, _rt_compact, _rt_grid, _rt_grid_of, _rt_torus_bonds)

@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 
 from search.derivation.actions.summing_out import degree_counts
-from search.derivation.runtime import _rt_grid, _rt_neighbour_pairs
+from search.derivation.runtime import _rt_grid, _rt_neighbour_pairs, _rt_torus_bonds
 from search.derivation.solvers.elimination import widths as elimination_widths
 from search.structural.proposer import TaskView
 from tasks.family import FamilyStructure, summarise
@@ -60,6 +60,8 @@ class StateView:
     #: and why it has none on some state (wider than its cap, rank-one blocks) or None
     elimination_widths: tuple[int, ...] = ()
     elimination_reason: str | None = None
+    #: None when every state is a zero-field nearest-neighbour torus with both sides >= 3, else why not
+    nn_torus: str | None = "not measured"
     #: solver or step name -> None when it accepts every instance, else its reason
     accepts: dict = field(default_factory=dict)
 
@@ -153,6 +155,7 @@ def view_of(task_id: str, sizes: tuple[int, ...], states: list[dict], nishimori:
     v.has_positions = all(m.positions is not None for m in models)
     v.drawing_planar = v.has_positions and all(
         drawing_is_planar(m.n, _pair_graph(s), m.positions) for m, s in zip(models, states))
+    v.nn_torus = _try_all(_rt_torus_bonds, states)
     v.independent_terms = all(st.independent_terms for st in structures)
     v.degrees = degree_counts(states)
     lone = [_lone(s) for s in states]

@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from search.derivation.runtime import _rt_grid, _rt_pairs
+from search.derivation.runtime import _rt_torus_bonds
 from search.derivation.solvers import register
 from search.derivation.solvers.adapters import ModuleSolver
 
@@ -90,30 +90,13 @@ def _sol_kaufman_torus(Kh, Kv, R, C):
 def _sol_kaufman(model, options):
     """log Z (without the model's shift) of a zero-field nearest-neighbour torus with one coupling per
     direction; ValueError when the model is anything else."""
-    grid, n = _rt_grid(model), model["n"]
+    n = model["n"]
     if not model["rank_one"] and all(not np.any(w != 0.0) for _, w in model["terms"]):
         return n * float(np.log(2.0))                    # beta = 0: no term is left, every state weighs 1
-    if model["rank_one"] or grid is None or not (grid["wrap_rows"] and grid["wrap_cols"]):
-        raise ValueError("Kaufman's formula needs a nearest-neighbour torus (a grid wrapping both ways)")
-    R, C = grid["rows"], grid["cols"]
-    if R < 3 or C < 3 or R * C != n:
-        raise ValueError("Kaufman's formula needs a torus with both sides >= 3")
-    edges, K, H = _rt_pairs(model)
-    if np.any(H != 0.0):
-        raise ValueError("Kaufman's formula needs zero fields")
-    site = np.arange(n)
-    r, c = np.divmod(site, C)
-    right = np.sort(np.stack([site, r * C + (c + 1) % C], 1), axis=1)
-    down = np.sort(np.stack([site, ((r + 1) % R) * C + c], 1), axis=1)
-    key = edges[:, 0] * n + edges[:, 1]
-    order = np.argsort(key)
-    where_h = np.searchsorted(key[order], right[:, 0] * n + right[:, 1])
-    where_v = np.searchsorted(key[order], down[:, 0] * n + down[:, 1])
-    if len(edges) != 2 * n or np.any(where_h >= len(key)) or np.any(where_v >= len(key)) \
-            or np.any(key[order][where_h] != right[:, 0] * n + right[:, 1]) \
-            or np.any(key[order][where_v] != down[:, 0] * n + down[:, 1]):
-        raise ValueError("the couplings are not exactly the nearest-neighbour pairs of the torus")
-    Kh, Kv = K[order][where_h], K[order][where_v]
+    try:
+        R, C, Kh, Kv = _rt_torus_bonds(model)
+    except ValueError as exc:
+        raise ValueError(f"Kaufman's formula needs a zero-field nearest-neighbour torus: {exc}") from None
     if not (np.all(Kh == Kh[0]) and np.all(Kv == Kv[0])) or Kh[0] <= 0.0 or Kv[0] <= 0.0:
         raise ValueError("Kaufman's formula needs one positive coupling per direction")
     return float(_sol_kaufman_torus(float(Kh[0]), float(Kv[0]), R, C))

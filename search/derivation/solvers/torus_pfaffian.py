@@ -107,11 +107,8 @@ def applies(view) -> str | None:
         return "there is no spin model yet"
     if view.max_order > 2 or view.has_fields:
         return "terms on three or more spins, or fields"
-    # kaufman (cheap) ran on every state: its check stops at the couplings' values only when every state is a
-    # zero-field nearest-neighbour torus with both sides >= 3, which is exactly what this solver needs
-    kaufman = view.accepts.get("kaufman", "kaufman was not tried on these states")
-    if kaufman is not None and "one positive coupling per direction" not in kaufman:
-        return f"not a zero-field nearest-neighbour torus ({kaufman})"
+    if view.nn_torus is not None:
+        return f"not a zero-field nearest-neighbour torus ({view.nn_torus})"
     return None
 
 
