@@ -280,8 +280,9 @@ def test_every_planar_pfaffian_form_is_exact_at_low_temperature(beta):
 def test_planar_pfaffian_ground_state_line_takes_integer_multiples_and_refuses_the_rest():
     """Magnitudes 1 and 2 lie on one lattice: certified at beta = 100 and 1000 (against enumeration);
     1 and sqrt(2) with frustrated faces, beyond beta |J| = 350, have neither a vouched elimination
-    nor a line: ArithmeticError naming why, never a number. Without a frustrated face the same
-    magnitudes need no line (the walls' sum is at least 1): exact at beta = 1000."""
+    nor a line, so the narrow exact sweep answers (a wide model raises:
+    test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_limits). Without a
+    frustrated face the same magnitudes need no line (the walls' sum is at least 1): exact at beta = 1000."""
     n, edges, positions = _grid(4)
     signs = np.where(np.arange(len(edges)) % 3 == 0, -1.0, 1.0)
     J = np.r_[np.ones(len(edges) - 1), 2.0] * signs
@@ -291,8 +292,8 @@ def test_planar_pfaffian_ground_state_line_takes_integer_multiples_and_refuses_t
     J = np.r_[np.ones(len(edges) - 1), np.sqrt(2.0)]
     ref = naive_log_z(_model(n, 1000.0, edges, J))
     assert planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 1000.0, n, {}) == pytest.approx(ref, rel=1e-14)
-    with pytest.raises(ArithmeticError, match="not integer multiples of one unit"):
-        planar_pfaffian._method_log_z(edges, J * signs, np.zeros(n), [], positions, 1000.0, n, {})
+    ref = naive_log_z(_model(n, 1000.0, edges, J * signs))
+    assert planar_pfaffian._method_log_z(edges, J * signs, np.zeros(n), [], positions, 1000.0, n, {}) == pytest.approx(ref, rel=1e-14)
 
 
 def test_planar_pfaffian_agrees_with_the_transfer_matrix_on_a_12_by_12_glass():
@@ -369,3 +370,28 @@ def test_templates_are_exact_at_every_temperature(family, scale):
         for opts in options:
             got = tpl._method_log_z(edges, J, h, blocks, None, beta, n, opts)
             assert abs(got - ref) <= 1e-10 * max(1.0, abs(ref)), (beta, opts, got, ref)
+
+
+@pytest.mark.parametrize("beta", [40.0, 1179.0])
+def test_planar_pfaffian_sweeps_a_narrow_gaussian_glass_exactly_when_cold(beta):
+    """A frustrated 8 x 8 Gaussian glass has no ground-state line (no common unit) and, colder than
+    beta|J| ~ 25, no vouched elimination: the program sweeps it exactly on log weights (frontier 8),
+    checked against the transfer-matrix oracle. Before, it raised, and a user's Gaussian grid task was
+    rejected at its n = 16 low-temperature check."""
+    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+
+    rng = np.random.default_rng(12)
+    n, edges, positions = _grid(8)
+    J = rng.normal(size=len(edges))
+    got = planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, beta, n, {})
+    assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
+
+
+def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_limits():
+    rng = np.random.default_rng(13)
+    n, edges, positions = _grid(20)
+    J = rng.normal(size=len(edges))
+    with pytest.raises(ArithmeticError) as info:
+        planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 1000.0, n, {})
+    text = str(info.value)
+    assert "not integer multiples of one unit" in text and "the exact sweep's frontier is 20 spins (> 16)" in text

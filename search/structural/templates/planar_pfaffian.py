@@ -63,12 +63,13 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order, connected_components, reverse_cuthill_mckee
 from scipy.sparse.linalg import spsolve_triangular, splu
 
 from search.structural.templates import Claims, render
-from search.structural.templates import cold_line, ground_state, skew_elimination
+from search.structural.templates import cold_line, cold_sweep, ground_state, skew_elimination
 from search.structural.templates.cold_line import _cold_log_z
+from search.structural.templates.cold_sweep import _narrow_sweep_log_z
 from search.structural.templates.ground_state import _frustrated_faces, _ground_walls
 from search.structural.templates.skew_elimination import _node_positions, skew_log_abs_pfaffian
 
@@ -82,7 +83,7 @@ IMPORTS = """\
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, csc_matrix, hstack
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order, connected_components, reverse_cuthill_mckee
 from scipy.sparse.linalg import spsolve_triangular, splu
 """
 
@@ -328,8 +329,11 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     def ground(multiples):
         return _ground_walls(face, multiples, negative)
 
-    return _cold_log_z(lambda b: _walls_log_z(edges, J, positions, b, n, options, True), ground, beta, aJ,
-                       f"{n} spins ({len(aJ)} couplings)", trusted, bool(_frustrated_faces(face, negative).any()))
+    try:
+        return _cold_log_z(lambda b: _walls_log_z(edges, J, positions, b, n, options, True), ground, beta, aJ,
+                           f"{n} spins ({len(aJ)} couplings)", trusted, bool(_frustrated_faces(face, negative).any()))
+    except ArithmeticError as refused:           # a narrow model still has an exact route (cold_sweep)
+        return _narrow_sweep_log_z(edges, J, positions, beta, n, refused)
 
 
 def _merged(edges, J, n):
@@ -418,13 +422,14 @@ def _walls_log_z(edges, J, positions, beta, n, options, bounded):
 
 FUNCTIONS = ((_cycles, _rotation, _decorate, _face_groups, _kasteleyn_orientation, _pfaffian_log, _plane_darts,
              _positions_among, _method_log_z, _merged, _walls_log_z) + skew_elimination.FUNCTIONS
-             + cold_line.FUNCTIONS + ground_state.FUNCTIONS)
+             + cold_line.FUNCTIONS + ground_state.FUNCTIONS + cold_sweep.FUNCTIONS)
 
 
 def source(options: dict) -> str:
     constants = (f"\n_GADGET = {_GADGET!r}\nWARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
                  f"TRUSTED_BETA_J = {TRUSTED_BETA_J!r}\nTRUSTED_DISTINCT_BETA_J = {TRUSTED_DISTINCT_BETA_J!r}\n"
-                 + skew_elimination.constants() + cold_line.constants() + ground_state.constants())
+                 + skew_elimination.constants() + cold_line.constants() + ground_state.constants()
+                 + cold_sweep.constants())
     return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
 
 
