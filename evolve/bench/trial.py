@@ -20,6 +20,7 @@ from evolve.config import Budgets
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
+from evolve.engine.protocols import Store
 from evolve.store.events import EvaluationEvent, ProposalEvent, SystemPromptEvent
 from search.records import JudgedProgram
 from search.strategies import StrategyContext
@@ -98,8 +99,9 @@ class RefineTrace:
                    d["stopped"])
 
 
-class MemoryStore:
-    """The engine's run store, kept in memory: events in order, no snapshots, no files."""
+class MemoryStore(Store):
+    """The engine's run store (:class:`~evolve.engine.protocols.Store`), kept in memory: events in
+    order, no snapshots, no files."""
 
     def __init__(self):
         self.events: list = []

@@ -50,16 +50,17 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 
+from evolve.config import Budgets
 from evolve.engine.counters import Counters, conclusive, stop_reason
 from evolve.engine.generation import Generation
 from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
+from evolve.engine.protocols import Pool, Store
 from evolve.engine.schedule import longest_first
 from evolve.engine.termination import WallTimeReached
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
-from evolve.store.run_store import RunStore
 from search.candidate import Candidate
 from search.database import normalised_hash, score_judged
 from search.llm.client import FATAL_KINDS, api_error_kind
@@ -78,7 +79,7 @@ class EngineSettings:
     seed: int
     batch_size: int
     checkpoint_interval: int
-    budgets: object                   # evolve.config.Budgets
+    budgets: Budgets
     weights: dict                     # proposer name -> mixing weight, in config order
     negative: NegativePolicy = NegativePolicy()
     llm: LLMConfig | None = None      # the models the llm proposer may call (the engine picks one per slot)
@@ -87,7 +88,7 @@ class EngineSettings:
 
 
 class Engine:
-    def __init__(self, settings: EngineSettings, strategy, pool, store: RunStore, progress: Progress,
+    def __init__(self, settings: EngineSettings, strategy, pool: Pool, store: Store, progress: Progress,
                  replay: Replay | None = None):
         self.settings, self.strategy, self.pool, self.store, self.progress = settings, strategy, pool, store, progress
         self.replay = replay or Replay()
