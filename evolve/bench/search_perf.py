@@ -3,8 +3,8 @@ evaluation's time goes.
 
 The search is the one ``make run`` starts (structural proposer, islands strategy, the full
 cascade: probes, ladder, judge), on P04 and one task of another shape (P01, a chain whose ladder
-climbs to n = 100000), with ``workers`` evaluator processes, each next program to the free one, as the Ray pool
-dispatches to its actors. The evaluators are started and warm (sandbox fork server up) before
+climbs to n = 100000), with ``workers`` evaluator processes, each next program to the free one, by the
+dispatcher the Ray pool drives its actors with (:mod:`evolve.engine.dispatch`). The evaluators are started and warm (sandbox fork server up) before
 the clock starts, as Ray actors are during a run; their start-up is reported on its own line.
 
 ``judged_per_minute`` is judged programs (the evaluator ran the cascade; duplicates and
@@ -162,7 +162,7 @@ class EvaluatorProcesses(ExecutorPool):
         return self
 
     def __exit__(self, *exc) -> None:
-        for p in self.executors:
+        for p in [self.proposing, *self.executors]:
             p.shutdown(wait=True, cancel_futures=True)
 
 

@@ -20,6 +20,7 @@ from evolve.config import Budgets
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
+from evolve.engine.protocols import Store
 from evolve.store.events import EvaluationEvent, ProposalEvent, SystemPromptEvent
 from search.records import JudgedProgram
 from search.strategies import StrategyContext
@@ -98,8 +99,9 @@ class RefineTrace:
                    d["stopped"])
 
 
-class MemoryStore:
-    """The engine's run store, kept in memory: events in order, no snapshots, no files."""
+class MemoryStore(Store):
+    """The engine's run store (:class:`~evolve.engine.protocols.Store`), kept in memory: events in
+    order, no snapshots, no files."""
 
     def __init__(self):
         self.events: list = []
@@ -122,19 +124,18 @@ class MemoryStore:
         """The engine keeps a run's status.json counts current; a trial in memory has no status file."""
 
 
-class TimedPool(LocalPool):
-    """In-process workers that remember how long each proposal took."""
+class TimedProposer:
+    """A proposer that remembers how long each proposal took."""
 
-    def __init__(self, proposer, evaluator):
-        super().__init__(proposer, evaluator)
-        self.propose_seconds: dict[str, float] = {}
+    def __init__(self, proposer):
+        self.proposer = proposer
+        self.seconds: dict[str, float] = {}
 
-    def propose(self, requests):
-        for i, r in enumerate(requests):
-            t0 = time.perf_counter()
-            cand = self.proposer.propose(r)
-            self.propose_seconds[r.id] = time.perf_counter() - t0
-            yield i, cand
+    def propose(self, request):
+        t0 = time.perf_counter()
+        cand = self.proposer.propose(request)
+        self.seconds[request.id] = time.perf_counter() - t0
+        return cand
 
 
 def run_refine_trial(task_id: str, variant: str, rounds: int, proposer, evaluator, seed: int = 0,
@@ -148,7 +149,8 @@ def run_refine_trial(task_id: str, variant: str, rounds: int, proposer, evaluato
                               weights={_only_proposer(proposer): 1.0})
     strategy = RefineStrategy(RefineOptions(rounds=rounds, trials=1, prompts=prompts),
                               StrategyContext(seed=seed, batch_size=1))
-    store, pool = MemoryStore(), TimedPool(proposer, evaluator)
+    store, timed = MemoryStore(), TimedProposer(proposer)
+    pool = LocalPool(timed, evaluator)
     engine = Engine(settings, strategy, pool, store, Progress(budgets, stream=io.StringIO()))
     try:
         stopped = engine.run()
@@ -158,7 +160,7 @@ def run_refine_trial(task_id: str, variant: str, rounds: int, proposer, evaluato
             stopped = f"budget exhausted: {stopped}"
     except Exception as exc:  # the verifier promises not to raise; keep the trial's record if it does
         stopped = f"verifier error: {type(exc).__name__}: {exc}"
-    return trace_of(store.events, task_id, variant, rounds, stopped, pool.propose_seconds)
+    return trace_of(store.events, task_id, variant, rounds, stopped, timed.seconds)
 
 
 def _only_proposer(worker) -> str:

@@ -1,9 +1,10 @@
 """The engine: plan -> propose -> deduplicate -> evaluate -> journal -> snapshot, generation by generation.
 
 It knows no strategy and no Ray: a :class:`~search.strategies.Strategy` chooses each slot's
-parent and keeps what it wants of the judged programs, a pool (:mod:`evolve.engine.pools`) runs
-proposals and evaluations, the run store journals every event as it happens (fsynced) and holds
-snapshots. One generation:
+parent and keeps what it wants of the judged programs, a pool runs proposals and evaluations (a
+:class:`~evolve.engine.protocols.Pool`: Ray actors or this process, one dispatcher,
+:mod:`evolve.engine.dispatch`), the run store (a :class:`~evolve.engine.protocols.Store`) journals
+every event as it happens (fsynced) and holds snapshots. One generation:
 
 1. plan its slots (which proposer writes each; deterministic in seed, generation, slot);
 2. select: ask the strategy for each slot's parent, inspirations and niche, choose the model of
@@ -31,11 +32,11 @@ a run stopped by a budget and resumed with a larger one (``evolve resume --extra
 choices an uninterrupted run would have. Snapshots carry the open generations
 (:mod:`evolve.engine.generation`).
 
-The wall-time budget is a deadline, not only a rule between generations: a pool that can wait
-for Ray (:class:`~evolve.engine.pools.RayPool`) is given it, and when it passes with work still in
-flight (an evaluator no node can place, a provider that never answers) the run ends there; that
-work was never journaled, so a resume with more wall time redoes it. status.json's counts follow
-the run (every few seconds), so ``evolve runs`` shows a live run's progress.
+The wall-time budget is a deadline, not only a rule between generations: the pool is given it,
+and when it passes with work still in flight (on Ray: an evaluator no node can place, a provider
+that never answers) the run ends there; that work was never journaled, so a resume with more
+wall time redoes it. status.json's counts follow the run (every few seconds), so ``evolve runs``
+shows a live run's progress.
 
 A resumed run takes from the journal whatever the killed run had already proposed or judged
 after its last snapshot, so nothing judged is lost or judged twice. Each distinct system prompt
@@ -50,16 +51,17 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 
+from evolve.config import Budgets
 from evolve.engine.counters import Counters, conclusive, stop_reason
 from evolve.engine.generation import Generation
 from evolve.engine.models import ModelChooser
 from evolve.engine.plan import Replay, Slot, plan_generation
 from evolve.engine.progress import Progress
+from evolve.engine.protocols import Pool, Store
 from evolve.engine.schedule import longest_first
 from evolve.engine.termination import WallTimeReached
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, ProposalEvent, PromotionEvent,
                                  SystemPromptEvent)
-from evolve.store.run_store import RunStore
 from search.candidate import Candidate
 from search.database import normalised_hash, score_judged
 from search.llm.client import FATAL_KINDS, api_error_kind
@@ -78,7 +80,7 @@ class EngineSettings:
     seed: int
     batch_size: int
     checkpoint_interval: int
-    budgets: object                   # evolve.config.Budgets
+    budgets: Budgets
     weights: dict                     # proposer name -> mixing weight, in config order
     negative: NegativePolicy = NegativePolicy()
     llm: LLMConfig | None = None      # the models the llm proposer may call (the engine picks one per slot)
@@ -87,7 +89,7 @@ class EngineSettings:
 
 
 class Engine:
-    def __init__(self, settings: EngineSettings, strategy, pool, store: RunStore, progress: Progress,
+    def __init__(self, settings: EngineSettings, strategy, pool: Pool, store: Store, progress: Progress,
                  replay: Replay | None = None):
         self.settings, self.strategy, self.pool, self.store, self.progress = settings, strategy, pool, store, progress
         self.replay = replay or Replay()
@@ -153,9 +155,7 @@ class Engine:
 
     def run(self) -> str:
         """Run generations until a budget says stop; returns why it stopped."""
-        set_deadline = getattr(self.pool, "set_deadline", None)
-        if set_deadline is not None:
-            set_deadline(time.monotonic() + max(0.0, self.settings.budgets.wall_time_s - self._elapsed()))
+        self.pool.set_deadline(time.monotonic() + max(0.0, self.settings.budgets.wall_time_s - self._elapsed()))
         try:
             while True:
                 self._select_ahead()

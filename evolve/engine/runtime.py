@@ -1,5 +1,5 @@
 """Starting a search on Ray: the local cluster or an existing one (:mod:`evolve.engine.ray_session`),
-the proposer and evaluator actors (replaced when they die, :mod:`evolve.engine.pools`), the
+the proposer and evaluator actors (replaced when they die, :mod:`evolve.engine.ray_pool`), the
 strategy (its population in an actor when it has one), the engine, and a clean shutdown whatever
 happens: status.json says ``finished``, ``interrupted`` (Ctrl-C, SIGTERM) or ``failed`` with the
 reason (any exception), and the actors are killed.
@@ -15,12 +15,13 @@ import ray
 from ray.exceptions import RayActorError
 
 from evolve.config import Config
+from evolve.engine.dispatch import PoolError
 from evolve.engine.engine import Engine, EngineSettings
 from evolve.engine.legacy import upgrade_state
 from evolve.engine.plan import Replay
-from evolve.engine.pools import ActorProxy, ActorSet, PoolError, RayPool
 from evolve.engine.preflight import RunFailed, check_models, check_proposals
 from evolve.engine.progress import Progress
+from evolve.engine.ray_pool import ActorProxy, ActorSet, RayPool
 from evolve.engine.ray_session import RaySession
 from evolve.engine.termination import by_sigterm
 from evolve.engine.workers import EvaluatorWorker, ProposerWorker
@@ -73,7 +74,7 @@ def drive(cfg: Config, store: RunStore, address: str | None = None, state: dict 
     """Run (or continue, from a snapshot ``state`` and the journal's ``replay``) the search to the
     end of its budget; returns why it stopped. ``address`` overrides ``ray.address``; when Ray is
     already initialised in this process it is used as it is (``cluster`` then says which it is, for
-    run.log). The wall-time budget holds whatever the cluster does (:mod:`evolve.engine.pools`).
+    run.log). The wall-time budget holds whatever the cluster does (:mod:`evolve.engine.dispatch`).
 
     Whatever ends the run is on record: ``finished`` with the budget that stopped it,
     ``interrupted`` (Ctrl-C or SIGTERM: a KeyboardInterrupt), or ``failed`` with the exception
@@ -118,12 +119,12 @@ def _drive(cfg, store, where, state, replay, progress) -> str:
         name = f"evolve:{store.run_id}:{secrets.token_hex(3)}"
         strategy, actors = make_strategy(cfg, remote=True, name=f"{name}:database")
         sections = {key: options for key, options in cfg.proposers.items() if options.weight > 0}
-        proposers = ActorSet("proposer", lambda i, k: ray.remote(num_cpus=0)(ProposerWorker).options(
+        proposers = ActorSet("proposer", "propose", lambda i, k: ray.remote(num_cpus=0)(ProposerWorker).options(
             name=f"{name}:proposer:{i}.{k}").remote(cfg.task, sections, proposer_context(cfg), files),
             cfg.ray.num_proposers, log=store.log)
         sets.append(proposers)
         options = cfg.evaluator.verify_options(cfg.seed)
-        evaluators = ActorSet("evaluator", lambda i, k: ray.remote(num_cpus=cfg.ray.evaluator_cpus)(
+        evaluators = ActorSet("evaluator", "evaluate", lambda i, k: ray.remote(num_cpus=cfg.ray.evaluator_cpus)(
             EvaluatorWorker).options(name=f"{name}:evaluator:{i}.{k}").remote(cfg.task, options, files),
             cfg.ray.num_evaluators, log=store.log)
         sets.append(evaluators)
