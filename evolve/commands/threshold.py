@@ -127,7 +127,7 @@ def run(args) -> int:
     from pathlib import Path  # lazy
 
     from evolve.threshold.records import Settings  # lazy
-    from evolve.threshold.run import Options, ThresholdError, run_threshold, threshold_code  # lazy
+    from evolve.threshold.run import Options, OutDirectoryError, ThresholdError, run_threshold, threshold_code  # lazy
 
     task = task_arg(args.task)
     try:
@@ -157,9 +157,9 @@ def run(args) -> int:
     try:
         with sigterm_raises(Terminated):        # SIGTERM ends the run as Ctrl-C does: journal closed, session noted
             summary = run_threshold(settings, options, **({"log": lambda line: None} if args.quiet else {}))
+    except OutDirectoryError as exc:
+        raise UsageError(str(exc)) from None
     except ThresholdError as exc:
-        if "other settings" in str(exc) or "cannot resume" in str(exc) or "not a threshold journal" in str(exc):
-            raise UsageError(str(exc)) from None
         print(f"evolve threshold: {exc}", file=sys.stderr)
         return 1
     if args.json:

@@ -64,6 +64,11 @@ class ThresholdError(Exception):
     journal, a program that fails): one line."""
 
 
+class OutDirectoryError(ThresholdError):
+    """--out holds something this run cannot resume (another run's settings, another journal, a damaged one):
+    the user's choice of directory, not a failure of the run."""
+
+
 @dataclass(frozen=True)
 class Options:
     out: Path
@@ -114,17 +119,17 @@ def _open_journal(out: Path, settings: Settings) -> tuple[Journal, dict[BatchKey
     def inspect(contents) -> None:
         head = contents.header
         if head.get("threshold_schema") != RECORD_SCHEMA or "settings" not in head:
-            raise ThresholdError(f"{path} is not a threshold journal of schema {RECORD_SCHEMA}")
+            raise OutDirectoryError(f"{path} is not a threshold journal of schema {RECORD_SCHEMA}")
         differ = settings.differences(Settings.from_dict(head["settings"]))
         if differ:
-            raise ThresholdError(f"{out} holds a run with other settings ({'; '.join(differ)}); "
+            raise OutDirectoryError(f"{out} holds a run with other settings ({'; '.join(differ)}); "
                                  "use another --out, or the same settings to resume it")
         found["records"] = contents.records
 
     try:
         journal = Journal.open_append(path, inspect=inspect)
     except JournalError as exc:
-        raise ThresholdError(f"cannot resume {out}: {exc}") from None
+        raise OutDirectoryError(f"cannot resume {out}: {exc}") from None
     done, earlier = {}, 0.0
     for rec in found["records"]:
         if rec.get("kind") == "batch":
