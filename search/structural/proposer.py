@@ -31,7 +31,7 @@ import numpy as np
 from search.candidate import Candidate
 from search.database.dedup import normalised_hash
 from search.structural import readers
-from search.structural.templates import TEMPLATE_NAMES, Claims, all_templates, default_options, get_template
+from search.structural.templates import Claims, all_templates, default_options, get_template, template_names
 from tasks.base import Task
 from tasks.family import FamilyStructure, family_structure
 
@@ -153,7 +153,7 @@ def make_plan(view: TaskView, template: str, options: dict | None = None) -> Pla
 
 
 def _rank(plan: Plan) -> tuple:
-    return (plan.claims.cost_rank, -plan.claims.confidence, TEMPLATE_NAMES.index(plan.template))
+    return (plan.claims.cost_rank, -plan.claims.confidence, template_names().index(plan.template))
 
 
 def applicable_templates(view: TaskView) -> list[str]:

@@ -9,11 +9,12 @@ what a candidate runs. Every template defines the same entry point::
 
 with the reader's arrays in the project's sign convention, H = -(sum J s_i s_j + sum h s_i
 + sum over rank-one blocks (a/2)[(u.s)^2 - |u|^2]), and ``options`` a dict of the plan's choices.
-A template module also declares ``NAME``, ``OPTION_SPACE`` (choice -> allowed values, the first
-one the default), ``applies(view) -> str | None`` and ``claims(view, options) -> Claims``.
+A template module also declares ``NAME``, ``ORDER`` (when it is tried), ``OPTION_SPACE`` (choice ->
+allowed values, the first one the default), ``applies(view) -> str | None`` and
+``claims(view, options) -> Claims``, and registers itself: ``register(sys.modules[__name__])``.
 
 Generated code may import only the sandbox's allowlist (math, numpy, scipy, itertools, functools,
-operator, fractions, collections, cmath, decimal, dataclasses, typing).
+operator, fractions, collections, cmath, decimal, dataclasses, typing, networkx, pymatching).
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-#: the order in which templates are tried when no plan is preferred by structure
-TEMPLATE_NAMES = ("gauge_magnetisation", "chain", "planar_pfaffian", "row_transfer", "tensor_contraction", "enumeration")
+from tasks.plugins import Registry
+
+#: every template module registers itself (``register(sys.modules[__name__])`` at its end); the
+#: package's other modules are helpers that templates render into their programs
+_registry = Registry(__name__, "structural template", key="NAME",
+                     required=("ORDER", "OPTION_SPACE", "applies", "claims", "source", "_method_log_z"), order="ORDER")
+register = _registry.register
 
 
 @dataclass(frozen=True)
@@ -73,15 +79,13 @@ def default_options(space: dict) -> dict:
 
 def get_template(name: str):
     """The template module called ``name`` (KeyError naming the known ones)."""
-    # the template modules import this package (Claims, render): importing them at the top is a cycle
-    from search.structural.templates import (chain, enumeration, gauge_magnetisation, planar_pfaffian,
-                                             row_transfer, tensor_contraction)
-    known = {m.NAME: m for m in (chain, row_transfer, planar_pfaffian, gauge_magnetisation,
-                                 tensor_contraction, enumeration)}
-    if name not in known:
-        raise KeyError(f"unknown template {name!r}; known: {', '.join(sorted(known))}")
-    return known[name]
+    return _registry.lookup(name)
+
+
+def template_names() -> list[str]:
+    """Every template's name, in the order the structural proposer tries them (their ORDER)."""
+    return list(_registry)
 
 
 def all_templates():
-    return [get_template(name) for name in TEMPLATE_NAMES]
+    return [get_template(name) for name in template_names()]

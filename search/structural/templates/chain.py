@@ -17,13 +17,17 @@ matrices' large entries sat in different places): exact at every temperature, O(
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, depth_first_order
 
-from search.structural.templates import Claims, render
+from search.structural.templates import Claims, render, register
 
 NAME = "chain"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 20
 OPTION_SPACE = {
     "product": ("pairwise", "sequential"),
 }
@@ -141,3 +145,6 @@ def claims(view, options: dict) -> Claims:
                        f"and exact at every temperature since all entries are positive."),
         cost_rank=0,
     )
+
+
+register(sys.modules[__name__])

@@ -9,11 +9,15 @@ exponential in n.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from search.structural.templates import Claims, render
+from search.structural.templates import Claims, render, register
 
 NAME = "enumeration"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 60
 OPTION_SPACE = {
     "chunk": (1 << 14, 1 << 12, 1 << 16),
     "flip_symmetry": (True, False),
@@ -73,3 +77,6 @@ def claims(view, options: dict) -> Claims:
                        "exp(-beta H) in log domain. It is exact but exponential in n, so it is labelled honestly."),
         cost_rank=2,
     )
+
+
+register(sys.modules[__name__])

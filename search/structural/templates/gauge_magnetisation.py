@@ -13,12 +13,16 @@ k binomials exp(beta h_i) z + exp(-beta h_i) / z, built spin by spin in log doma
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.special import gammaln
 
-from search.structural.templates import Claims, render
+from search.structural.templates import Claims, render, register
 
 NAME = "gauge_magnetisation"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 10
 OPTION_SPACE = {
     "binomial": ("lgamma", "cumulative_log"),
 }
@@ -104,3 +108,6 @@ def claims(view, options: dict) -> Claims:
                           "binomial weights C(n, (n - M)/2), taken in log domain: O(n).")),
         cost_rank=0,
     )
+
+
+register(sys.modules[__name__])

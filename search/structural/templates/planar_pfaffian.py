@@ -61,12 +61,14 @@ and the line up to seven bounded runs.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components, reverse_cuthill_mckee
 from scipy.sparse.linalg import spsolve_triangular, splu
 
-from search.structural.templates import Claims, render
+from search.structural.templates import Claims, render, register
 from search.structural.templates import cold_line, cold_sweep, ground_state, skew_elimination
 from search.structural.templates.cold_line import _cold_log_z
 from search.structural.templates.cold_sweep import _narrow_sweep_log_z
@@ -74,6 +76,8 @@ from search.structural.templates.ground_state import _frustrated_faces, _ground_
 from search.structural.templates.skew_elimination import _node_positions, skew_log_abs_pfaffian
 
 NAME = "planar_pfaffian"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 30
 OPTION_SPACE = {
     "form": ("low_temperature", "domain_walls", "high_temperature"),
     "permc_spec": ("MMD_ATA", "COLAMD"),
@@ -473,3 +477,6 @@ def claims(view, options: dict) -> Claims:
                        f"the weighted matching count a Pfaffian, and log Pf = 1/2 log|det A| from {cost}."),
         cost_rank=0,
     )
+
+
+register(sys.modules[__name__])

@@ -19,17 +19,21 @@ summed spins). Exact at every temperature either way.
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from search.structural.templates import Claims, lattice_exponent, measured_widths, render, small_arrays
+from search.structural.templates import Claims, lattice_exponent, measured_widths, render, small_arrays, register
 from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "row_transfer"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 40
 #: "column_major" sweeps an L x L lattice (indexed row by row) column by column; on any other graph
 #: it is the natural order (a chain laid out column-major would leave a frontier of 2 sqrt(n) spins)
 OPTION_SPACE = {
@@ -272,3 +276,6 @@ def claims(view, options: dict) -> Claims:
                   f"The frontier of the sweep along {along} grows {grows} here ({max(widths)} spins at n = {max(sizes)}), so a site-by-site transfer matrix over the frontier "
                   f"is exponential in the frontier: an exact but exponential method, no polynomial class claimed.",
                   cost_rank=2)
+
+
+register(sys.modules[__name__])

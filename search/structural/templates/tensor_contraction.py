@@ -25,17 +25,21 @@ exact at every temperature.
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
 
 from search.structural.templates import (Claims, elimination_order, lattice_exponent, measured_widths, render,
-                                         small_arrays)
+                                         small_arrays, register)
 from search.structural.templates.elimination_order import _bucket_plan, _elimination_order, _positions, _widest_factor
 from search.structural.templates.small_arrays import _extremes, _largest
 from tasks.family import width_growth
 
 NAME = "tensor_contraction"
+#: the order in which the structural proposer tries templates when no plan is preferred by structure
+ORDER = 50
 OPTION_SPACE = {
     "order": ("min_fill", "min_degree", "natural", "reverse_cuthill_mckee"),
     "engine": ("bucket", "einsum"),
@@ -367,3 +371,6 @@ def claims(view, options: dict) -> Claims:
                   f"Contracting the tensor network by {how} makes factors whose width grows {grows} "
                   f"({max(widths)} spins at n = {max(sizes)}, about n/{k}): exact, but exponential in that width, "
                   f"so {claim}.{why}", cost_rank=2)
+
+
+register(sys.modules[__name__])
