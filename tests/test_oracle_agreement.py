@@ -53,3 +53,19 @@ def test_forcing_an_inapplicable_method_is_refused():
     model = task.to_model(task.probe_params(12, 0, 0), 12)
     with pytest.raises(NotApplicable, match="planar"):
         exact_log_z(model, "planar")
+
+
+def test_the_methods_are_plugins_found_by_themselves_in_their_order_of_preference():
+    """Every module of evaluators/oracles/methods registers one method; the order of preference is
+    their ORDER, with brute force moved right after the closed forms on models of <= 20 spins."""
+    import pkgutil
+
+    import evaluators.oracles.methods as package
+    from evaluators.oracles.registry import preference
+
+    modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    assert set(METHODS) == modules and len(modules) == 10
+    small, large = preference(IsingModel.from_arrays(16, 1.0, np.zeros((0, 2), int), np.zeros(0))), \
+        preference(IsingModel.from_arrays(64, 1.0, np.zeros((0, 2), int), np.zeros(0)))
+    assert small[:5] == ["mattis", "chain", "forest", "kaufman", "brute"] and large[-1] == "brute"
+    assert [m for m in small if m != "brute"] == [m for m in large if m != "brute"]

@@ -1,66 +1,35 @@
 """Choosing an exact method for a model: ``oracle_for`` picks the cheapest that applies;
 ``exact_log_z`` runs it (or the one forced by name) and times it.
 
-Each method is a pair of functions in its own module: ``applies(model) -> reason | None`` and
-``log_z(model) -> float``. Their order below is the order of preference: closed forms first,
-then brute force while it is instant, then the polynomial methods, then the exponential ones
-while they still fit in memory.
+The methods are plugins (:mod:`evaluators.oracles.methods`: one module each, ``applies(model) ->
+reason | None`` and ``log_z(model) -> float``), tried in their declared order of preference: closed
+forms first, then brute force while it is instant, then the polynomial methods, then the exponential
+ones while they still fit in memory.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from evaluators.oracles.base import NotApplicable, OracleResult, OutOfRange, TooLarge
 from evaluators.oracles.budget import OverBudget, check, deadline, stage, total
+from evaluators.oracles.methods import METHODS
 
 if TYPE_CHECKING:   # annotations only: importing the model (networkx) is left to the callers that build one
     from tasks.model import IsingModel
 
-BRUTE_INSTANT_N = 20  # brute force is milliseconds up to here and the most trustworthy method
 
-
-@dataclass(frozen=True)
-class Method:
-    name: str
-    module: str
-    applies_fn: str
-    log_z_fn: str
-    summary: str
-
-    def _fn(self, attr: str) -> Callable:
-        return getattr(importlib.import_module(f"evaluators.oracles.{self.module}"), attr)
-
-    def applies(self, model: IsingModel) -> str | None:
-        return self._fn(self.applies_fn)(model)
-
-    def log_z(self, model: IsingModel) -> float:
-        return float(self._fn(self.log_z_fn)(model))
-
-
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        Method("mattis", "closed_forms", "mattis_applies", "mattis_log_z", "rank-one (Mattis / Curie-Weiss) sum over magnetisation, O(n)"),
-        Method("chain", "closed_forms", "chain_applies", "chain_log_z", "open or periodic chain, 2x2 transfer matrices, O(n)"),
-        Method("forest", "closed_forms", "forest_applies", "forest_log_z", "acyclic zero-field graph, Z = 2^n prod cosh(beta J), O(n)"),
-        Method("kaufman", "kaufman", "kaufman_applies", "kaufman_log_z", "homogeneous torus, Kaufman's exact finite-size solution, O(L)"),
-        Method("brute", "brute", "brute_applies", "brute_log_z", "Gray-code enumeration, O(2^n)"),
-        Method("planar", "planar", "planar_applies", "planar_log_z", "zero-field planar graphs, dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T)"),
-        Method("torus_pfaffian", "torus_pfaffian", "torus_pfaffian_applies", "torus_pfaffian_log_z", "zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors), dense O(n^3)"),
-        Method("elimination", "elimination", "elimination_applies", "elimination_log_z", "variable elimination in log space along a min-fill / min-degree order, O(n 2^width)"),
-        Method("transfer_matrix", "transfer_matrix", "transfer_matrix_applies", "transfer_matrix_log_z", "site-by-site transfer matrix, O(n 2^width)"),
-        Method("tensor_network", "tensor_network", "tensor_network_applies", "tensor_network_log_z", "tensor-network contraction (cotengra), O(n 2^width)"),
-    )
-}
-
-# Preference order when nothing is forced; brute force is tried early only for small n.
-_ORDER = ("mattis", "chain", "forest", "kaufman", "brute_small", "planar", "torus_pfaffian", "elimination", "transfer_matrix",
-          "tensor_network", "brute")
+def preference(model: IsingModel) -> list[str]:
+    """Every method's name in the order it is tried on ``model``: by ORDER, a method's EARLY_ORDER
+    instead on models of at most its EARLY_UP_TO_N spins."""
+    def rank(name: str):
+        m = METHODS[name]
+        return (m.EARLY_ORDER if m.EARLY_ORDER is not None and model.n <= m.EARLY_UP_TO_N else m.ORDER, name)
+    return sorted(METHODS, key=rank)
 
 
 def applicable_methods(model: IsingModel) -> dict[str, str | None]:
@@ -73,16 +42,7 @@ def candidate_methods(model: IsingModel, reasons: dict[str, str] | None = None):
     of a huge graph, say) runs only when every cheaper method has been ruled out. The reasons
     the skipped methods do not apply are collected into ``reasons``."""
     reasons = {} if reasons is None else reasons
-    tried: set[str] = set()
-    for name in _ORDER:
-        if name == "brute_small":
-            if model.n <= BRUTE_INSTANT_N and METHODS["brute"].applies(model) is None:
-                tried.add("brute")
-                yield "brute"
-            continue
-        if name in tried:
-            continue
-        tried.add(name)
+    for name in preference(model):
         why = METHODS[name].applies(model)
         if why is None:
             yield name
@@ -136,7 +96,8 @@ def exact_log_z(model: IsingModel, method: str | None = None, budget_s: float | 
 def _timed(method: str, model: IsingModel) -> OracleResult:
     start = time.perf_counter()
     try:
-        value = METHODS[method].log_z(model)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # a non-finite value is refused below, by name
+            value = METHODS[method].log_z(model)
     except (FloatingPointError, OverflowError, ZeroDivisionError) as exc:
         raise OutOfRange(f"method {method} failed at beta = {model.beta:g} ({type(exc).__name__}: {exc})") from None
     return OracleResult(log_z=checked_finite(value, method, f"at beta = {model.beta:g}"), method=method,

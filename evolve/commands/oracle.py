@@ -30,7 +30,7 @@ def register(sub) -> None:
     src.add_argument("--params", metavar="FILE.json", help="the task's parameter dictionary, as a candidate receives it")
     src.add_argument("--seed", type=int, metavar="K", help="draw the parameters with the task's seeded sampler")
     p.add_argument("--method", choices=list(METHODS), metavar="NAME",
-                   help="force an exact method: " + "; ".join(f"{k} ({m.summary})" for k, m in METHODS.items()))
+                   help="force an exact method: " + "; ".join(f"{k} ({m.SUMMARY})" for k, m in METHODS.items()))
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                    help=f"answer or refuse within this many seconds (default {DEFAULT_BUDGET_S:.0f}): a method whose "
                         "predicted time does not fit hands over to the next, and when none is left the refusal "
