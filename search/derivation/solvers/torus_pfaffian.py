@@ -97,7 +97,7 @@ def _sol_torus_pfaffian(model, options):
 
 
 FUNCTIONS = (tt._tt_graph, tt._tt_cycles, tt._tt_kasteleyn, tt._tt_reference_joins, tt._tt_matching_sign,
-             tt._tt_pfaffian, tt._tt_class_logs, *row_transfer.FUNCTIONS, _sol_torus_pfaffian_couplings,
+             tt._tt_sectors, tt._tt_pfaffian, tt._tt_class_logs, *row_transfer.FUNCTIONS, _sol_torus_pfaffian_couplings,
              _sol_torus_pfaffian)
 ENTRY = _sol_torus_pfaffian
 
