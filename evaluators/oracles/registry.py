@@ -51,7 +51,7 @@ METHODS: dict[str, Method] = {
         Method("kaufman", "kaufman", "kaufman_applies", "kaufman_log_z", "homogeneous torus, Kaufman's exact finite-size solution, O(L)"),
         Method("brute", "brute", "brute_applies", "brute_log_z", "Gray-code enumeration, O(2^n)"),
         Method("planar", "planar", "planar_applies", "planar_log_z", "zero-field planar graphs, dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T)"),
-        Method("torus_pfaffian", "torus_pfaffian", "torus_pfaffian_applies", "torus_pfaffian_log_z", "zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors), dense O(n^3)"),
+        Method("torus_pfaffian", "torus_pfaffian", "torus_pfaffian_applies", "torus_pfaffian_log_z", "zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors): dense O(n^3) to n = 100, then sparse nested dissection with signs in double-double, O(n^1.5)"),
         Method("elimination", "elimination", "elimination_applies", "elimination_log_z", "variable elimination in log space along a min-fill / min-degree order, O(n 2^width)"),
         Method("transfer_matrix", "transfer_matrix", "transfer_matrix_applies", "transfer_matrix_log_z", "site-by-site transfer matrix, O(n 2^width)"),
         Method("tensor_network", "tensor_network", "tensor_network_applies", "tensor_network_log_z", "tensor-network contraction (cotengra), O(n 2^width)"),
