@@ -157,3 +157,19 @@ def test_the_registry_takes_the_sparse_route_at_l64():
     result = exact_log_z(model)
     assert result.method == "torus_pfaffian"
     assert math.isfinite(result.log_z) and result.log_z < 0.0
+
+
+def test_weights_whose_products_underflow_are_refused_by_both_routes():
+    """p = 1e-160 (|K| = 184): both routes once certified values wrong by 1e-4 in log P (L = 6, 8); now
+    refused. p = 1e-150 stays answered and right."""
+    for L, seed, cls in ((6, 18, (1, 0)), (8, 24, (1, 0))):
+        _, model = _t18(L, 1e-160, seed, cls)
+        for route in ("dense", "sparse"):
+            with pytest.raises(OutOfRange, match="2\\^-500"):
+                torus_pfaffian_log_z(model, route=route)
+    _, model = _t18(6, 1e-150, 18, (0, 0))
+    ref = exact_log_z(model, method="transfer_matrix").log_z
+    try:
+        assert torus_pfaffian_log_z(model, route="sparse") == pytest.approx(ref, rel=1e-13)
+    except OutOfRange:
+        pass                                          # a minority class: refused, not wrong
