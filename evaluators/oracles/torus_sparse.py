@@ -93,7 +93,7 @@ def sparse_class_logs(log_xh, log_xv, t, threads: int | None = 1) -> tuple[np.nd
         check("sparse torus Pfaffian")
         for k, coords in enumerate(orders):
             runs[k].append(signed_pfaffian_dd(A, group_ptr, coords, extended=True, threads=threads)[:4])
-        return 0.0, 1.0
+        return 0.0, 1.0                                   # unused: the values are combined below, in double-double
 
     eps, _ = _tt_sectors(log_xh, log_xv, t, sector, sparse=True)
     N = int(group_ptr[-1])
