@@ -212,3 +212,34 @@ def test_magnetisation_with_uniform_and_varied_fields_and_enumeration_energy():
         up, down = ({**varied, "terms": [(i, w * (1 + s * h)) for i, w in varied["terms"]],
                      "rank_one": [(u, a * (1 + s * h)) for u, a in varied["rank_one"]]} for s in (1, -1))
         assert E == pytest.approx(-(_log_z(up) - _log_z(down)) / (2 * h * beta), rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("L", [3, 4, 6, 9])
+def test_dual_rbim_graph_route_equals_dense_gf2(L):
+    """The O(n) graph route of dual_rbim (spanning forest, T-join, cotree cycles for the homology rows)
+    against dense Gaussian elimination over GF(2): the same rank, a solution of every row, the faces' rank."""
+    from tasks.toric_code import dual_bonds, syndrome
+    rng = np.random.default_rng(L)
+    N = 2 * L * L
+    _, pairs = dual_bonds(L)                      # edge -> its two plaquettes: faces of the primal drawing
+    r, c = np.divmod(np.arange(L * L), L)
+    ends = np.concatenate([np.stack([r * L + c, r * L + (c + 1) % L], 1), np.stack([r * L + c, ((r + 1) % L) * L + c], 1)])
+    for cls in ([0, 0], [1, 1]):
+        s = syndrome(L, (rng.random(N) < 0.2).astype(int)).ravel()
+        E = np.zeros((2, N), dtype=np.int64)
+        E[0, (np.arange(L) * L + L - 1)] = 1                   # h(r, L - 1)
+        E[1, L * L + (L - 1) * L + np.arange(L)] = 1           # v(L - 1, c)
+        rank, x = dual_rbim._act_dual_graph_solve(L * L, ends, s, E, np.array(cls), N)
+        A = np.zeros((L * L + 2, N), dtype=np.int64)
+        A[ends[:, 0], np.arange(N)] += 1
+        A[ends[:, 1], np.arange(N)] += 1
+        A[L * L:] = E
+        A %= 2
+        rhs = np.concatenate([s, cls])
+        assert rank == dual_rbim._act_dual_gf2(A, rhs)[0]
+        assert not np.any((A @ x - rhs) % 2)
+    forest = dual_rbim._act_dual_forest(L * L, pairs[:, 0], pairs[:, 1])
+    G = np.zeros((L * L, N), dtype=np.int64)
+    G[pairs[:, 0], np.arange(N)] += 1
+    G[pairs[:, 1], np.arange(N)] += 1
+    assert L * L - forest[3] == dual_rbim._act_dual_gf2(G % 2)[0]

@@ -2,7 +2,8 @@
 set, the toric-code class probabilities against chain enumeration (tasks/toric_code.py) and the row
 transfer, at p = 0.3 .. 1e-12 and p = 1/2; T12 against Kaufman after the gauge; the derived T18 program
 (spin_variables -> dual_rbim -> torus_pfaffian) against the oracle, including a class below float64's
-resolution (its fallback). Values are natural logs (log W, log Z, log P)."""
+resolution (its fallback) and its sparse route at 12 x 12 and 32 x 32 (tests/test_torus_sparse.py: the
+oracle's sparse route). Values are natural logs (log W, log Z, log P)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,9 @@ def test_the_derived_t18_program_agrees_with_the_references(sandbox):
         params, model = _t18(L, p, seed=11, homology=cls)
         ref = exact_log_z(model, method="transfer_matrix").log_z       # exact in logs: every class, any p
         assert namespace["log_Z"](params, L * L) == pytest.approx(ref, rel=1e-9)
+    # the sparse route beyond the probes, against the oracle's own sparse route (two dissections, double-double)
+    task = get_task("T18")
+    for L, p, cls in ((12, 0.05, (1, 0)), (32, None, None)):
+        params, model = _t18(L, p, seed=2, homology=cls) if p else (task.probe_params(L * L, 0, 0), None)
+        model = model or task.to_model(params, L * L)
+        assert namespace["log_Z"](params, L * L) == pytest.approx(exact_log_z(model).log_z, rel=1e-12)

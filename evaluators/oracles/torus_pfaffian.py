@@ -20,8 +20,15 @@ largest disagreement relative to max|Pf| (at least N eps), d, estimates the roun
 0, Kaufman's Z4 at T_c, may disagree in sign and add nothing); the class asked for has relative error
 about d max|Pf| / W_class, and a value whose estimate exceeds 1e-9 is refused
 (OutOfRange: a class far less likely than another, e.g. a logical error at p = 1e-12 on a large
-torus, is below float64's resolution of the four-sector sum). Cost O(N^3) with N ~ 6.5 n dense
-(N^2 doubles of memory): the registry takes it up to ``MAX_SPINS``.
+torus, is below float64's resolution of the four-sector sum). Weights exp(-2|K|) between 0 and MIN_WEIGHT
+(2^-500, 173 < |K| < 372: their products underflow in the elimination) are refused by both routes. Cost O(N^3) with N ~ 6.5 n dense
+(N^2 doubles of memory): used up to ``DENSE_MAX_SPINS`` (and kept as the independent reference).
+
+Beyond that, the sparse route (:mod:`evaluators.oracles.torus_sparse`): the same four sector
+matrices eliminated along a nested dissection of the torus with the sign tracked, in double-double,
+each twice (two dissections), O(N^1.5); the same error estimate and the same refusal, but with
+the Pfaffians' rounding about 2^-101 per node instead of 2^-52, so classes down to about 1e-17 of
+the likeliest (instead of 1e-3 .. 1e-5) are resolved. Up to ``MAX_SPINS``.
 
 Conventions: natural log Z; K_e = beta J_e; the model's constant is added as beta * constant.
 """
@@ -32,15 +39,28 @@ import numpy as np
 from numba import njit
 
 from evaluators.oracles.base import NotApplicable, OutOfRange, TooLarge
-from evaluators.oracles.budget import check
+from evaluators.oracles.budget import affordable, check
 from evaluators.oracles.kaufman import _torus_pairs
+from evaluators.oracles.torus_sparse import sparse_class_logs
 from evaluators.oracles.torus_tjoin import _tt_class_logs
 from tasks.model import IsingModel
 
 #: dense matrices of about 6.5 n nodes, eight Pfaffians a call (four sectors, twice): 16 x 16 (N ~ 1700)
-#: took 22 s on this 2-core machine under load 12, 20 x 20 about four times that
-MAX_SPINS = 400
+#: took 22 s on this 2-core machine under load 12, 20 x 20 about four times that; 10 x 10 well under 1 s.
+#: Above this the sparse route (more digits, O(n^1.5)); the dense one stays the reference in the tests
+DENSE_MAX_SPINS = 100
+#: the sparse route: 64 x 64 in about 1 s, 128 x 128 in about 5 s and 256 x 256 in about 30 s under light
+#: load (docs/performance.md)
+MAX_SPINS = 65536
+#: seconds of a 64 x 64 call by the sparse route with margin (measured about 1 s), for the time budget,
+#: scaled as n^1.5
+SPARSE_S_AT_4096 = 3.0
 CERTIFIED = 1e-9
+#: weights exp(-2|K|) below this but not 0 are refused: products of two leave float64's normal range inside
+#: the elimination (measured on T18 at L = 5 .. 8, p = 1e-160, |K| = 184: both routes certified values wrong by
+#: up to 1.2e-4 in log P, ground states lost; p = 1e-155 .. 1e-20 right). A weight that underflows to 0 (|K| >
+#: 372) is an absent edge, exact: the unfrustrated Mattis torus at beta J = 1000 stays right
+MIN_WEIGHT = 2.0 ** -500
 
 
 @njit(cache=True)
@@ -168,20 +188,35 @@ def torus_pfaffian_applies(model: IsingModel) -> str | None:
     if edges.shape != (2 * model.n, 2) or not np.array_equal(edges, _torus_pairs(lat.rows, lat.cols)):
         return "couplings are not exactly the nearest-neighbour pairs of the torus"
     if model.n > MAX_SPINS:
-        return f"dense Pfaffians of ~{6.5 * model.n:.0f} nodes: n = {model.n} > {MAX_SPINS}"
+        return f"sparse Pfaffians of ~{6.1 * model.n:.0f} nodes: n = {model.n} > {MAX_SPINS}"
     return None
 
 
-def torus_pfaffian_log_z(model: IsingModel) -> float:
-    """Exact natural log Z (constant included) of a zero-field nearest-neighbour torus, any couplings."""
+ROUTES = ("auto", "dense", "sparse")
+
+
+def torus_pfaffian_log_z(model: IsingModel, route: str = "auto") -> float:
+    """Exact natural log Z (constant included) of a zero-field nearest-neighbour torus, any couplings.
+    route: "dense", "sparse", or "auto" (dense up to DENSE_MAX_SPINS)."""
+    if route not in ROUTES:
+        raise ValueError(f"unknown route {route!r}; choose one of {', '.join(ROUTES)}")
     reason = torus_pfaffian_applies(model)
     if reason is not None:
         raise NotApplicable(reason) if "n =" not in reason else TooLarge(reason)
     Kh, Kv = _torus_couplings(model)
+    w = np.exp(-2.0 * np.abs(np.concatenate([Kh.ravel(), Kv.ravel()])))
+    if np.any((w > 0.0) & (w < MIN_WEIGHT)):
+        raise OutOfRange(f"torus_pfaffian: beta|J| up to {-0.5 * np.log(w[w > 0.0].min()):.4g}: weights exp(-2 beta|J|) "
+                         f"between 0 and 2^-500, whose products leave float64's range in the elimination (values "
+                         f"measured wrong at beta|J| = 184); the transfer matrix answers small tori")
     log_xhd, log_xvd, t, (a, b) = torus_dual(Kh, Kv)
-    W, err = torus_class_logs(log_xhd, log_xvd, t)
+    if route == "dense" or (route == "auto" and model.n <= DENSE_MAX_SPINS):
+        W, err = torus_class_logs(log_xhd, log_xvd, t)
+    else:
+        affordable(SPARSE_S_AT_4096 * (model.n / 4096.0) ** 1.5, f"the sparse torus Pfaffians of {model.n} spins")
+        W, err = sparse_class_logs(log_xhd, log_xvd, t)
     if not np.isfinite(W[a, b]):
-        raise OutOfRange("torus_pfaffian: the class asked for came out as 0 in float64 (cancelled by the other "
+        raise OutOfRange("torus_pfaffian: the class asked for came out as 0 (cancelled by the other "
                          "classes, or its weights underflowed in the elimination)")
     if not err[a, b] <= CERTIFIED:
         raise OutOfRange(f"torus_pfaffian: the class asked for is {np.exp(-min(700.0, np.max(W) - W[a, b])):.2g} "

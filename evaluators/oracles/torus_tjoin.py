@@ -235,16 +235,14 @@ def _tt_pfaffian(A):
     return logabs, sign
 
 
-def _tt_class_logs(log_xh, log_xv, t, pfaffian=None):
-    """(log W (2 x 2, index [a, b]), log max_s |Pf A_s|) for the R x C torus with log edge weights
-    log_xh, log_xv (R x C) and terminals t (R x C, 0/1): see the module docstring."""
+def _tt_sectors(log_xh, log_xv, t, pfaffian, sparse=False):
+    """(eps (4,), class signs in the order 2 a + b; [pfaffian(A_s) for the sectors (s1, s2) = (1, 1),
+    (1, -1), (-1, 1), (-1, -1)]) for the R x C torus with log edge weights log_xh, log_xv (R x C) and
+    terminals t (R x C, 0/1, an even number of ones): see the module docstring. A_s is dense, or with
+    sparse a scipy CSR matrix whose nodes come vertex by vertex in row-major order (6 + t[r, c] each)."""
     log_xh, log_xv = np.asarray(log_xh, dtype=np.float64), np.asarray(log_xv, dtype=np.float64)
     R, C = log_xh.shape
     t = np.asarray(t, dtype=np.int64).reshape(R, C)
-    if R < 3 or C < 3:
-        raise ValueError("the torus needs both sides >= 3")
-    if t.sum() % 2:
-        return np.full((2, 2), -np.inf), -np.inf                       # no T-join has an odd terminal set
     a, b, ka, kb, kind, N, base = _tt_graph(R, C, t)
     sign = _tt_kasteleyn(a, b, ka, kb, N)
     if max(float(np.max(log_xh)), float(np.max(log_xv))) > 0.0:
@@ -259,14 +257,32 @@ def _tt_class_logs(log_xh, log_xv, t, pfaffian=None):
     for i, j, s in zip(a.tolist(), b.tolist(), sign.tolist()):
         sign_of[(i, j)], sign_of[(j, i)] = s, -s
     eps = np.array([_tt_matching_sign(R, C, t, base, N, h, v, sign_of) for h, v in _tt_reference_joins(R, C, t)])
-    pf = pfaffian if pfaffian is not None else _tt_pfaffian
-    logs, signs = np.zeros(4), np.zeros(4)
-    for k, (s1, s2) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+    pfs = []
+    for s1, s2 in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
         val = sign * w * np.where(wrap_h, s1, 1.0) * np.where(wrap_v, s2, 1.0)
-        A = np.zeros((N, N))
-        A[a, b] = val
-        A[b, a] = -val
-        logs[k], signs[k] = pf(A)
+        if sparse:
+            A = coo_matrix((np.concatenate([val, -val]), (np.concatenate([a, b]), np.concatenate([b, a]))),
+                           shape=(N, N)).tocsr()
+        else:
+            A = np.zeros((N, N))
+            A[a, b] = val
+            A[b, a] = -val
+        pfs.append(pfaffian(A))
+    return eps, pfs
+
+
+def _tt_class_logs(log_xh, log_xv, t, pfaffian=None, sparse=False):
+    """(log W (2 x 2, index [a, b]), log max_s |Pf A_s|) for the R x C torus with log edge weights
+    log_xh, log_xv (R x C) and terminals t (R x C, 0/1): see the module docstring. pfaffian(A) ->
+    (log |Pf A|, sign) of each sector's matrix (dense, or sparse: :func:`_tt_sectors`)."""
+    R, C = np.shape(log_xh)
+    if R < 3 or C < 3:
+        raise ValueError("the torus needs both sides >= 3")
+    if np.sum(t) % 2:
+        return np.full((2, 2), -np.inf), -np.inf                       # no T-join has an odd terminal set
+    eps, pfs = _tt_sectors(log_xh, log_xv, t, pfaffian if pfaffian is not None else _tt_pfaffian, sparse)
+    logs = np.array([lp for lp, _ in pfs], dtype=np.float64)
+    signs = np.array([sg for _, sg in pfs], dtype=np.float64)
     top = float(np.max(logs))
     out = np.full((2, 2), -np.inf)
     if not np.isfinite(top):                    # every sector singular: the weights underflowed (extreme cold)

@@ -64,9 +64,10 @@ Time polynomial in n."""
     hint = "Two edge sets with the same odd vertices and the same (a, b) differ by a sum of unit squares."
     gold = Gold("rbim_nishimori", "O(n^3)")   # four torus Pfaffians; a dual-row transfer matrix is O(L 2^(2L))
     probe_sizes = (9, 16)
-    #: the dual model is a random-bond torus: the four-Pfaffian oracle (dense, O(n^3)) answers to L = 20 (16 x 16
-    #: in 20-35 s under load) and the transfer matrix to L = 10 (also the classes the Pfaffians cannot resolve)
-    ladder_sizes = (25, 36, 64, 100, 144, 256)
+    #: the dual model is a random-bond torus: the four-Pfaffian oracle answers dense (O(n^3)) to L = 10 and
+    #: sparse (nested dissection, O(n^1.5)) beyond: 64 x 64 in about 1.5 s; the transfer matrix to L = 10 (also
+    #: the classes the Pfaffians cannot resolve: far below the likeliest, cold draws mostly)
+    ladder_sizes = (25, 36, 64, 100, 144, 256, 1024, 4096)
     #: e[0][r][c] is the edge (r, c)-(r, c+1 mod L), e[1][r][c] the edge (r, c)-(r+1 mod L, c)
     formula = ConstrainedSum(
         weight=Formula(

@@ -1,4 +1,5 @@
-"""Exact oracle method ``torus_pfaffian``: zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors), dense O(n^3) (:mod:`evaluators.oracles.torus_pfaffian`)."""
+"""Exact oracle method ``torus_pfaffian``: a zero-field nearest-neighbour torus with any couplings, by four
+Kasteleyn Pfaffians, dense then sparse (:mod:`evaluators.oracles.torus_pfaffian`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from evaluators.oracles.methods import register
 
 NAME = "torus_pfaffian"
 ORDER = 60
-SUMMARY = "zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors), dense O(n^3)"
+SUMMARY = "zero-field nearest-neighbour torus with any couplings: dual domain walls, four Kasteleyn Pfaffians (periodic/antiperiodic sectors): dense O(n^3) to n = 100, then sparse nested dissection with signs in double-double, O(n^1.5)"
 
 
 def applies(model) -> str | None:

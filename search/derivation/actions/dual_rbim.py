@@ -14,9 +14,17 @@ variables, both over GF(2)) then the solutions are x1 + sum_f sigma_f (face f), 
 
 so the sum is 2^-(F - rank) e^c times an Ising partition function over the faces with couplings
 K_fg = -h_b eta_b: for bit flips with probability p, h_b = -(1/2) log((1-p)/p), the Nishimori line.
-x1 comes from Gaussian elimination over GF(2) (O(n^3), dense: the sizes here are small next to the
-exponential solvers a torus needs). The faces are numbered row by row of the grid cells they sit in,
-so the dual of a torus grid is again a torus grid.
+x1 and the ranks come from the graph itself, in O(n): a spanning forest of the drawn graph (vertex
+rows), a T-join of the vertex conditions along it (pushed from the leaves), then the k other
+conditions (the toric code's two homology parities) fixed by cotree edges: cotree edge e closes
+the cycle z_e = e + its tree path, other row j sees z_e with parity E_je + P_j(u) + P_j(v) (P the
+parity of row j along the tree path from the root), and a k x (cotree) system over GF(2) picks the
+cycles; rank A = (vertices - components) + rank of that system, and rank(faces) = F - components
+of the dual graph (each edge lies on two faces). The solution is checked against every row. With
+more than 64 other rows the dense Gaussian elimination over GF(2) (O(n^3)) does it all,
+as it did for every size before (at L = 64 it took minutes: 4098 x 8192 rows by columns).
+The faces are numbered row by row of the grid cells they sit in, so the dual of a torus grid is
+again a torus grid.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import sys
 import math
 
 import numpy as np
+from scipy.sparse import coo_matrix
 
 from search.derivation.runtime import _rt_merge
 from search.derivation.actions import register
@@ -42,6 +51,7 @@ IMPORTS = """\
 import math
 
 import numpy as np
+from scipy.sparse import coo_matrix
 """
 
 
@@ -69,6 +79,80 @@ def _act_dual_gf2(A, rhs=None):
     x = np.zeros(cols, dtype=np.uint8)
     x[pivots] = M[:r, -1]
     return r, x
+
+
+def _act_dual_forest(V, u, v):
+    """(BFS order, parent vertex, parent edge, components) of a spanning forest of the multigraph on
+    V vertices with edges e = (u[e], v[e]) (-1: a root)."""
+    m = len(u)
+    tail = np.concatenate([u, v])
+    by_tail = np.argsort(tail, kind="stable")
+    ptr = np.searchsorted(tail[by_tail], np.arange(V + 1)).tolist()
+    head = np.concatenate([v, u])[by_tail].tolist()
+    eid = np.concatenate([np.arange(m), np.arange(m)])[by_tail].tolist()
+    parent, pedge, seen, order, comps = [-1] * V, [-1] * V, [False] * V, [], 0
+    for root in range(V):
+        if seen[root]:
+            continue
+        comps += 1
+        seen[root] = True
+        order.append(root)
+        i = len(order) - 1
+        while i < len(order):
+            x = order[i]
+            i += 1
+            for k in range(ptr[x], ptr[x + 1]):
+                y = head[k]
+                if not seen[y]:
+                    seen[y], parent[y], pedge[y] = True, x, eid[k]
+                    order.append(y)
+    return np.array(order, dtype=np.int64), np.array(parent, dtype=np.int64), np.array(pedge, dtype=np.int64), comps
+
+
+def _act_dual_push(forest, demand, N):
+    """0/1 over the N edges: forest edges whose odd vertices are those with demand 1 (pushed from the
+    leaves to the roots); None when some component has an odd demand."""
+    order, parent, pedge, _ = forest
+    d = (np.asarray(demand, dtype=np.int64) % 2).tolist()
+    x = np.zeros(N, dtype=np.int64)
+    for y in order[::-1].tolist():
+        if d[y] and parent[y] >= 0:
+            x[pedge[y]] ^= 1
+            d[parent[y]] ^= 1
+            d[y] = 0
+    return None if any(d) else x
+
+
+def _act_dual_graph_solve(V, ends, rhs_v, E, rhs_e, N):
+    """(rank, x) of the system [vertex incidence of the graph (V vertices, edge e = ends[e]); E] x =
+    [rhs_v; rhs_e] over GF(2) by the graph route of the module docstring (E dense k x N, k small);
+    x None when there is no solution."""
+    u, v = ends[:, 0], ends[:, 1]
+    forest = _act_dual_forest(V, u, v)
+    order, parent, pedge, comps = forest
+    x = _act_dual_push(forest, rhs_v, N)
+    if x is None:
+        return V - comps, None
+    k = E.shape[0]
+    if k == 0:
+        return V - comps, x
+    P = np.zeros((k, V), dtype=np.int64)
+    for y in order.tolist():
+        if parent[y] >= 0:
+            P[:, y] = P[:, parent[y]] ^ E[:, pedge[y]]
+    tree = np.zeros(N, dtype=bool)
+    tree[pedge[pedge >= 0]] = True
+    cot = np.flatnonzero(~tree)
+    EZ = (E[:, cot] + P[:, u[cot]] + P[:, v[cot]]) % 2
+    rank_e, c = _act_dual_gf2(EZ, (np.asarray(rhs_e) - E @ x) % 2)
+    if c is None:
+        return V - comps + rank_e, None
+    chosen = cot[c.astype(bool)]
+    x[chosen] ^= 1
+    demand = np.zeros(V, dtype=np.int64)
+    np.add.at(demand, u[chosen], 1)
+    np.add.at(demand, v[chosen], 1)
+    return V - comps + rank_e, x ^ _act_dual_push(forest, demand, N)
 
 
 def _act_dual_faces(u, v, coords, shape):
@@ -119,26 +203,37 @@ def _act_dual_rbim(problem, options):
     if vertex is None:
         raise ValueError("no family of conditions gives every variable two rows on a grid (no graph to draw)")
     rows = sum(len(c["rhs"]) for c in fams)
-    A, rhs, offset = np.zeros((rows, N), dtype=np.int64), np.zeros(rows, dtype=np.int64), 0
+    rhs, offset, at = np.zeros(rows, dtype=np.int64), 0, []
     for c in fams:
-        np.add.at(A, (offset + c["row_of"], c["var"]), 1)
+        at.append((offset + c["row_of"], c["var"]))
         rhs[offset:offset + len(c["rhs"])] = c["rhs"]
         offset += len(c["rhs"])
-    A %= 2
-    rank_a, x1 = _act_dual_gf2(A, rhs)
-    if x1 is None:
-        raise ValueError("no assignment satisfies the parity conditions")
+    A = coo_matrix((np.ones(sum(len(r) for r, _ in at), dtype=np.int64),
+                    (np.concatenate([r for r, _ in at]), np.concatenate([q for _, q in at]))), shape=(rows, N)).tocsr()
+    A.data %= 2
+    A.eliminate_zeros()
     c = fams[vertex]
     by_var = np.argsort(c["var"], kind="stable")
     ends = c["row_of"][by_var].reshape(N, 2)
+    v_lo = sum(len(f["rhs"]) for f in fams[:vertex])
+    V = len(c["rhs"])
+    others = np.r_[0:v_lo, v_lo + V:rows]
+    if len(others) <= 64:          # the other rows go in as a dense k x (cotree edges) system
+        rank_a, x1 = _act_dual_graph_solve(V, ends, rhs[v_lo:v_lo + V], A[others].toarray(), rhs[others], N)
+        if x1 is not None and np.any((A @ x1 - rhs) % 2):
+            raise ValueError("the graph route's solution misses a parity condition")
+    else:
+        rank_a, x1 = _act_dual_gf2(A.toarray(), rhs)
+    if x1 is None:
+        raise ValueError("no assignment satisfies the parity conditions")
     coords = np.asarray(c["coords"], dtype=np.int64)
     shape = coords.max(axis=0) + 1
     face, tail, F = _act_dual_faces(ends[:, 0], ends[:, 1], coords, shape)
-    G = np.zeros((F, N), dtype=np.int64)
-    np.add.at(G, (face, np.repeat(np.arange(N), 2)), 1)
-    G %= 2
-    rank_g = _act_dual_gf2(G)[0]
-    if np.any((A @ G.T) % 2) or rank_a + rank_g != N:
+    G = coo_matrix((np.ones(2 * N, dtype=np.int64), (face, np.repeat(np.arange(N), 2))), shape=(F, N)).tocsr()
+    G.data %= 2
+    G.eliminate_zeros()
+    rank_g = F - _act_dual_forest(F, face[0::2], face[1::2])[3]   # each edge on two faces: a graph on the faces
+    if np.any((A @ G.T).data % 2) or rank_a + rank_g != N:
         raise ValueError("the faces of the drawing do not generate the solutions of the conditions")
     # number the faces by the grid cell of their centroid (row by row) when that is a full grid
     first = np.zeros(F, dtype=np.int64)
@@ -163,7 +258,7 @@ def _act_dual_rbim(problem, options):
             "positions": None, "coords": coords, "statistic": "log_z"}
 
 
-FUNCTIONS = (_act_dual_gf2, _act_dual_faces, _act_dual_rbim)
+FUNCTIONS = (_act_dual_gf2, _act_dual_forest, _act_dual_push, _act_dual_graph_solve, _act_dual_faces, _act_dual_rbim)
 ENTRY = _act_dual_rbim
 
 
