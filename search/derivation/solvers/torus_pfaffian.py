@@ -45,7 +45,7 @@ OPTION_SPACE: dict = {}
 ORDER = 25                   # after kaufman (the homogeneous torus in O(L)), before the generic templates
 #: not tried on every view state: at the view's largest sizes (L = 16 and beyond) a class below float64's
 #: resolution has no exact fallback that fits (the row transfer's frontier), so "accepts every instance"
-#: cannot hold there; applies() reads the structure instead (what kaufman's check of the same state found)
+#: cannot hold there; applies() reads the structure instead (the view's typed nn_torus fact)
 CHEAP = False
 IMPORTS = """\
 import math
