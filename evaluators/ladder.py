@@ -212,9 +212,9 @@ def _judge_rung(n: int, report, ref: float, uses_log_z: bool, positive: bool = T
         return "fail", f"your code did not run: {report.error}"
     res = report.results[0]
     if not res.ok:
-        if res.error and res.error.startswith("OverflowError") and not uses_log_z:
+        if res.error_type == "OverflowError" and not uses_log_z:
             return "overflow", OVERFLOW_TEXT
-        if res.error and res.error.startswith("MemoryError"):
+        if res.error_type == "MemoryError":
             return "memory", f"memory budget exhausted (the code raised {res.error})"
         return "fail", f"your code raised {res.error}"
     if not uses_log_z and positive and res.value is not None and math.isinf(res.value):

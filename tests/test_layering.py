@@ -159,3 +159,38 @@ def test_no_derivation_plugin_reads_another_plugins_reason_text():
                 if isinstance(key, ast.Constant) and key.value in names - own:
                     reads.append(f"{path.relative_to(ROOT)}:{node.lineno} {key.value!r}")
     assert not reads, f"plugins reading another plugin's reason: {reads}"
+
+
+#: modules that read words out of text they are given by a user or a model (command-line values, an
+#: LLM's answer, a submission's JSON, code the audit hook sees), not text another layer wrote
+READS_INPUT_TEXT = {"evolve/commands/threshold.py", "search/derivation/llm_format.py", "evaluators/sandbox/audit.py",
+                    "evaluators/submission.py"}
+
+
+def test_no_module_decides_by_the_words_of_another_layers_message():
+    """A decision is taken on a typed field (an exception class, CallResult.error_type, a Verdict's
+    failure stage, a view fact), not by testing a message for a phrase: ``"..." in reason``,
+    ``error.startswith("MemoryError")``, ``"other settings" in str(exc)``. Rewording a message then
+    cannot change behaviour."""
+    names = {"error", "reason", "why", "failure", "message", "feedback", "detail", "summary", "text"}
+
+    def textual(node) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
+            return bool(node.args) and isinstance(node.args[0], ast.Name)      # str(exc), not str(a path)
+        return (isinstance(node, ast.Attribute) and node.attr in names) or (isinstance(node, ast.Name) and node.id in names)
+
+    found = []
+    for layer in ("evolve", "search", "evaluators", "tasks"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in READS_INPUT_TEXT:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                        and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+                        and textual(node.comparators[0]):
+                    found.append(f"{rel}:{node.lineno}")
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("startswith", "endswith") and textual(node.func.value):
+                    found.append(f"{rel}:{node.lineno}")
+    assert not found, f"decisions on a message's words: {found}"

@@ -274,3 +274,34 @@ def test_pymatching_runs_in_the_sandbox_and_its_file_loaders_are_refused(sb):
         assert not (report.results and report.results[0].ok) and name in str(report), (bad, report)
     report = sb.run("from pymatching.matching import Path\n" + code, [Call("log_Z", {}, 10)])
     assert not (report.results and report.results[0].ok) and "pymatching.matching" in str(report)
+
+
+def test_a_raised_call_carries_its_exception_type(sb):
+    """Callers decide by the exception's type (the ladder's overflow and memory frontiers), never by
+    reading the words of ``error``."""
+    code = "def Z_efficient(params, n):\n    raise OverflowError('math range error')\n"
+    report = sb.run(code, [z(3)])
+    assert report.results[0].error_type == "OverflowError" and report.results[0].error.startswith("OverflowError")
+    ok = sb.run("def Z_efficient(params, n):\n    return 1.0\n", [z(3)])
+    assert ok.results[0].error_type is None
+
+
+def test_a_z_that_overflows_at_low_temperature_is_the_candidates_frontier_not_a_failure(sb):
+    """The physical assertions decide on the call's exception type (CallResult.error_type), not on the
+    words of its message: P01's correct Z_efficient made to raise OverflowError when cold leaves the
+    low-temperature check inconclusive, with the advice to define log_Z."""
+    from pathlib import Path
+
+    from evaluators.checks.physics import physical_assertions
+    from tasks.registry import get_task
+
+    correct = (Path(__file__).parent / "fixtures" / "candidates" / "p01_correct.py").read_text()
+    wrapper = ("\n_exact = Z_efficient\n"
+               "def Z_efficient(params, n):\n"
+               "    if params['beta'] > 20.0:\n"
+               "        raise {exc}('too cold')\n"
+               "    return _exact(params, n)\n")
+    task = get_task("P01")
+    over = physical_assertions(task, correct + wrapper.format(exc="OverflowError"), False, sb, 12, 8)
+    assert not any(c.name == "low_temperature" and not c.passed for c in over.checks), over
+    assert any("low_temperature" in note and "define log_Z" in note for note in over.notes), over.notes

@@ -119,7 +119,7 @@ def _ask(dc: DecodingCode, L: int, p: float, syn, fname: str, code: str, sandbox
     where = f"at L = {L} (n = {L * L}), p = {p:g}"
     for r in report.results:
         if not r.ok:
-            out_of = r.error is not None and r.error.startswith("MemoryError")
+            out_of = r.error_type == "MemoryError"
             return None, spent, f"{where} your code raised {r.error}", out_of
     if len(report.results) < len(calls):
         return None, spent, f"{where}: {report.error or 'the run ended early'}", report.timed_out or report.memory_exhausted

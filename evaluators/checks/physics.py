@@ -99,16 +99,20 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     calls_s = {q.label: r.seconds for q, r in zip(probes, report.results)}   # inside the run, per probe
     host_s: dict[str, float] = {}             # per assertion: its references and its check, outside the run
     got: dict[str, float | None] = {}
-    why: dict[str, str] = {}
+    why: dict[str, str] = {}                  # per missing value: what happened, in words (for the feedback)
+    kind: dict[str, str] = {}                 # and as a kind the checks decide on: overflow, memory, not_reached, other
     for q, res in zip(probes, report.results):
         if not res.ok:
             why[q.label] = f"raised {res.error}"
+            kind[q.label] = {"OverflowError": "overflow", "MemoryError": "memory"}.get(res.error_type, "other")
         elif res.value is None or math.isnan(res.value) or (not uses_log_z and (math.isinf(res.value) or res.value <= 0)):
             why[q.label] = f"returned {res.value}"
+            kind[q.label] = "overflow" if res.value == math.inf else "other"
         else:
             got[q.label] = res.value if uses_log_z else math.log(res.value)
     for q in probes[len(report.results):]:
         why[q.label] = f"not reached ({report.error or 'run ended early'})"
+        kind[q.label] = "not_reached"
 
     checks: list[PhysicsCheck] = []
     notes: list[str] = []
@@ -137,11 +141,11 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
         if missing:
             # A raise or NaN on fresh parameters is a failure; running out of memory or time, or
             # overflow of a Z-only candidate, is the scaling frontier (as on the ladder), not an error.
-            bad = [lab for lab in missing if not _frontier(why.get(lab, ""), uses_log_z)]
+            bad = [lab for lab in missing if not _frontier(kind.get(lab, ""), uses_log_z)]
             if bad:
                 checks.append(PhysicsCheck(name, False, f"the candidate {why[bad[0]]} on this check's parameters"))
             else:
-                overflow = any(_overflow(why.get(lab, "")) for lab in missing)
+                overflow = any(kind.get(lab) == "overflow" for lab in missing)
                 notes.append(f"{name}: inconclusive ({why[missing[0]]}"
                              + ("; Z overflows a float here: define log_Z(params, n) returning log Z)" if overflow else ")"))
             return
@@ -185,11 +189,11 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     lows = [(f"lowT{i}", b) for i, b in enumerate(big_betas)]
     low_refs = {label: ref(by[label], "low_temperature") for label, _ in lows}
     lows = [(label, b) for label, b in lows if low_refs[label] is not None]
-    beyond = [(label, b) for label, b in lows if value(label) is None and _frontier(why.get(label, ""), uses_log_z)]
+    beyond = [(label, b) for label, b in lows if value(label) is None and _frontier(kind.get(label, ""), uses_log_z)]
     if beyond and len(beyond) < len(lows):      # a Z that overflows colder: check the others
         notes.append(f"low_temperature: beta = {', '.join(f'{b:.3g}' for _, b in beyond)} inconclusive "
                      f"({why[beyond[0][0]]}" + ("; Z overflows a float here: define log_Z(params, n) returning log Z)"
-                                                if _overflow(why[beyond[0][0]]) else ")"))
+                                                if kind[beyond[0][0]] == "overflow" else ")"))
         lows = [x for x in lows if x not in beyond]
     if lows:
         def low_bad() -> list[float]:
@@ -209,13 +213,9 @@ def physical_assertions(task: Task, code: str, uses_log_z: bool, sandbox: Sandbo
     return PhysicsOutcome(checks, notes)
 
 
-def _overflow(why: str) -> bool:
-    return why.startswith(("returned inf", "raised OverflowError"))
-
-
-def _frontier(why: str, uses_log_z: bool) -> bool:
-    """Whether a missing value is the candidate's frontier (time, memory, a Z-only overflow)."""
-    return why.startswith(("not reached", "raised MemoryError")) or (not uses_log_z and _overflow(why))
+def _frontier(kind: str, uses_log_z: bool) -> bool:
+    """Whether a missing value (its ``kind``) is the candidate's frontier (time, memory, a Z-only overflow)."""
+    return kind in ("not_reached", "memory") or (not uses_log_z and kind == "overflow")
 
 
 def _low_t_ok(task: Task, q: _Probe, value: float, ref_log_z: float, beta: float) -> bool:

@@ -202,7 +202,7 @@ def torus_pfaffian_log_z(model: IsingModel, route: str = "auto") -> float:
         raise ValueError(f"unknown route {route!r}; choose one of {', '.join(ROUTES)}")
     reason = torus_pfaffian_applies(model)
     if reason is not None:
-        raise NotApplicable(reason) if "n =" not in reason else TooLarge(reason)
+        raise TooLarge(reason) if model.n > MAX_SPINS else NotApplicable(reason)
     Kh, Kv = _torus_couplings(model)
     w = np.exp(-2.0 * np.abs(np.concatenate([Kh.ravel(), Kv.ravel()])))
     if np.any((w > 0.0) & (w < MIN_WEIGHT)):

@@ -12,7 +12,7 @@ Order of hardening (all before any candidate byte runs):
    executed with the restricted builtins (``guards.py``).
 
 Results go to the zygote as HMAC-signed frames on the private pipe, one per call as soon as
-it finishes: ``{"t": "r", ok, value, error, seconds}``; also ``{"t": "v", name}`` for a
+it finishes: ``{"t": "r", ok, value, error, error_type, seconds}``; also ``{"t": "v", name}`` for a
 violation (sent from inside the guard or hook, before the candidate sees the exception),
 ``{"t": "e", error}`` for a run error, ``{"t": "m"}`` for memory exhaustion, ``{"t": "done"}``.
 """
@@ -210,7 +210,7 @@ def _run(request: dict, fd: int, send, report, builtins_, arm) -> None:
         if not callable(fn):
             send({"t": "r", "ok": False, "value": None, "error": f"missing {name}", "seconds": 0.0})
             continue
-        value, error = None, None
+        value, error, error_type = None, None, None
         t0 = _perf()
         try:
             raw = fn(call["params"], call["n"])
@@ -218,7 +218,7 @@ def _run(request: dict, fd: int, send, report, builtins_, arm) -> None:
             seconds = _perf() - t0
             if isinstance(e, MemoryError):
                 send({"t": "m"})
-            error = _describe(e)
+            error, error_type = _describe(e), type(e).__name__
         else:
             seconds = _perf() - t0
             try:
@@ -228,9 +228,9 @@ def _run(request: dict, fd: int, send, report, builtins_, arm) -> None:
             except BaseException as e:
                 if isinstance(e, MemoryError):
                     send({"t": "m"})
-                error = _describe(e)
+                error, error_type = _describe(e), type(e).__name__
         send({"t": "r", "ok": error is None, "value": value if error is None else None,
-              "error": error, "seconds": seconds})
+              "error": error, "error_type": error_type, "seconds": seconds})
         try:
             sys.stdout.flush()
         except BaseException:

@@ -278,7 +278,8 @@ class Sandbox:
             results.append(CallResult(
                 ok=ok, value=float(value) if ok and value is not None else None,
                 error=None if ok else str(r.get("error")),
-                seconds=float(r.get("seconds") or 0.0)))
+                seconds=float(r.get("seconds") or 0.0),
+                error_type=None if ok or r.get("error_type") is None else str(r.get("error_type"))))
         cap = lim.max_output_bytes
         return SandboxReport(
             results=tuple(results), error=reply.get("error"),

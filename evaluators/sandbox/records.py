@@ -29,12 +29,15 @@ class CallResult:
     judges), ``None`` when ``ok`` is false. ``error`` is ``"TypeError: ..."`` when the call
     raised, or a conversion message such as ``"non-scalar return of shape (3,)"``.
     ``seconds`` is the wall time of the call inside the child (``time.perf_counter``).
+    ``error_type`` is the exception's class name when the call raised (``"OverflowError"``), so a
+    caller decides by type, never by reading ``error``'s words.
     """
 
     ok: bool
     value: float | None
     error: str | None
     seconds: float
+    error_type: str | None = None
 
 
 @dataclass(frozen=True)

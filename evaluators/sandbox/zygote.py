@@ -117,7 +117,7 @@ class _Collector:
             return
         t = f.get("t")
         if t == "r":
-            self.results.append({k: f.get(k) for k in ("ok", "value", "error", "seconds")})
+            self.results.append({k: f.get(k) for k in ("ok", "value", "error", "error_type", "seconds")})
         elif t == "v":
             if f.get("name") not in self.violations:
                 self.violations.append(f.get("name"))
