@@ -31,7 +31,7 @@ import numpy as np
 
 from evaluators.oracles import torus_tjoin as tt
 from evaluators.oracles.torus_tjoin import _tt_class_logs, _tt_sectors
-from search.derivation.runtime import _rt_grid, _rt_pairs
+from search.derivation.runtime import _rt_pairs, _rt_torus_bonds
 from search.derivation.solvers import register
 from search.derivation.solvers.adapters import ModuleSolver
 from search.structural.templates import row_transfer, skew_elimination, skew_sign, small_arrays
@@ -68,29 +68,11 @@ CONSTANTS = (f"_TT_XY = np.array({tt._TT_XY.tolist()})\nMAX_FRONTIER = {row_tran
 
 def _sol_torus_pfaffian_couplings(model):
     """(Kh, Kv) as R x C arrays of a zero-field nearest-neighbour torus model; ValueError otherwise."""
-    grid, n = _rt_grid(model), model["n"]
-    if model["rank_one"] or grid is None or not (grid["wrap_rows"] and grid["wrap_cols"]):
-        raise ValueError("the four-Pfaffian formula needs a nearest-neighbour torus (a grid wrapping both ways)")
-    R, C = grid["rows"], grid["cols"]
-    if R < 3 or C < 3 or R * C != n:
-        raise ValueError("the four-Pfaffian formula needs a torus with both sides >= 3")
-    edges, K, H = _rt_pairs(model)
-    if np.any(H != 0.0):
-        raise ValueError("the four-Pfaffian formula needs zero fields")
-    site = np.arange(n)
-    r, c = np.divmod(site, C)
-    key = np.minimum(edges[:, 0], edges[:, 1]) * n + np.maximum(edges[:, 0], edges[:, 1])
-    order = np.argsort(key)
-    found = []
-    for other in (r * C + (c + 1) % C, ((r + 1) % R) * C + c):
-        want = np.minimum(site, other) * n + np.maximum(site, other)
-        where = np.minimum(np.searchsorted(key[order], want), len(key) - 1)
-        if np.any(key[order][where] != want):
-            raise ValueError("the couplings are not exactly the nearest-neighbour pairs of the torus")
-        found.append(K[order][where].reshape(R, C))
-    if len(edges) != 2 * n:
-        raise ValueError("the couplings are not exactly the nearest-neighbour pairs of the torus")
-    return found[0], found[1]
+    try:
+        R, C, Kh, Kv = _rt_torus_bonds(model)
+    except ValueError as exc:
+        raise ValueError(f"the four-Pfaffian formula needs a zero-field nearest-neighbour torus: {exc}") from None
+    return Kh.reshape(R, C), Kv.reshape(R, C)
 
 
 def _sol_torus_sparse_classes(log_xh, log_xv, t):
