@@ -65,8 +65,10 @@ def candidate_json(name: str, tmp_path: Path) -> Path:
 def ray_session():
     """One local Ray for the tests that ask for it, in a temp dir of its own (``RAY_TMPDIR``: never
     the user's /tmp/ray, where another session's cluster may live); shut down at the end of the
-    session if this fixture started it. (A module fixture of an older test file may shut Ray down
-    at its own end; the files that ask for this one do not run between those.)"""
+    session if this fixture started it. Every test file that needs Ray in this process asks for
+    this one, none starts or shuts down its own: ray.init and shutdown cost 5-15 s each on two
+    busy cores, once per worker instead of once per file. The variables a Ray worker must
+    inherit (a scripted provider's key) are set when the test files are imported, before this runs."""
     import shutil
     import tempfile
 

@@ -11,6 +11,7 @@ import contextlib
 import html
 import io
 import json
+import os
 import re
 import statistics
 from collections import Counter
@@ -29,17 +30,14 @@ from search.database import fitness, named_score
 ray = pytest.importorskip("ray")
 
 KEY_ENV = "SCRIPTED_TEST_KEY"
+# Ray workers inherit the environment at ray.init (the session's, tests/conftest.py): set at import, before it
+os.environ.setdefault(KEY_ENV, "sk-scripted-test")
 PRICE_IN, PRICE_OUT = 1e-6, 2e-6
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(KEY_ENV, "sk-scripted-test")   # Ray workers inherit the environment at ray.init
-        if not ray.is_initialized():
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-        yield
-        ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py): one ray.init per worker, not one per file."""
 
 
 @pytest.fixture(scope="module")

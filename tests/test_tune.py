@@ -23,11 +23,9 @@ SPACE = {"strategies.islands.temperature": {"low": 0.01, "high": 1.0, "log": Tru
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py: one ray.init per worker, not one per file); its address."""
+    return ray.get_runtime_context().gcs_address
 
 
 def test_parse_space_accepts_ranges_and_choices_and_names_bad_keys():
