@@ -115,6 +115,10 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, clean_run, t
     assert population(journal.parent, clean_run.path) == population(clean_run.path, journal.parent)
 
 
+# -m slow (26-57 s, a Ray run of its own): the default run checks the same on tests/test_report.py's LLM
+# islands run (test_the_islands_run_parses_judges_prices_and_names_parents, and the report's model and
+# negative-prompting tests on it)
+@pytest.mark.slow
 def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path):
     from doubles.scripted_server import Reply, Rule, ScriptedServer
 
