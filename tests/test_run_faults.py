@@ -84,7 +84,9 @@ def kill_when(store, name: str, ready, killed: list, timeout_s: float = 240) -> 
         time.sleep(0.02)
 
 
-def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_session, tmp_path):
+def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_session, sandbox, tmp_path):
+    from doubles.local_run import local_run
+
     killed = []
 
     def saboteur(store):
@@ -108,7 +110,9 @@ def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_s
     duplicates = {r["id"] for r in records(hit.path, "duplicate")}
     assert set(judged) | duplicates == set(ids), "every proposal judged or recognised as a duplicate"
 
-    calm = run(tmp_path / "calm")
+    # the undisturbed run: the same engine, config and seed with in-process workers (the pool does not
+    # choose what is proposed or judged), without a second start of three actors and their imports
+    calm = local_run(CONFIG, tmp_path / "calm", sandbox=sandbox)
     assert population(hit.path, calm.path) == population(calm.path, hit.path), "the same programs judged the same way"
     assert sorted(ids) == sorted(p["candidate"]["id"] for p in records(calm.path, "proposal"))
     assert "evaluation of g0000s00 sent again" in log, "the verdict the killed evaluator owed came from its replacement"
