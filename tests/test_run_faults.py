@@ -300,8 +300,8 @@ def test_a_killed_database_actor_fails_the_run_saying_why_and_resume_finishes_it
 
 def test_the_wall_budget_holds_when_no_evaluator_can_be_placed(ray_session, tmp_path):
     # 4 CPUs per evaluator on a 2-CPU cluster: Ray keeps the actors pending forever, and before the
-    # wall clock was a deadline the run waited with them (10 s: the test waits that long by design)
-    raw = {**CONFIG, "budgets": {**CONFIG["budgets"], "wall_time_s": 10},
+    # wall clock was a deadline the run waited with them
+    raw = {**CONFIG, "budgets": {**CONFIG["budgets"], "wall_time_s": 20},
            "ray": {**CONFIG["ray"], "evaluator_cpus": 4.0}}
     cfg = config_from_dict(raw)
     store = RunStore.create(tmp_path, cfg.to_dict(), cfg.task)
@@ -317,11 +317,11 @@ def test_the_wall_budget_holds_when_no_evaluator_can_be_placed(ray_session, tmp_
     worker = threading.Thread(target=go, daemon=True)
     worker.start()
     worker.join(timeout=150)
-    assert not worker.is_alive(), "the run went on past its wall budget (10 s) for more than two minutes"
+    assert not worker.is_alive(), "the run went on past its wall budget (20 s) for more than two minutes"
     store.close()
     assert "error" not in outcome, outcome.get("error")
-    assert outcome["reason"].startswith("wall-time budget reached (10 s) with"), outcome["reason"]
-    assert time.monotonic() - started < 80     # the budget and the same 70 s of slack as before
+    assert outcome["reason"].startswith("wall-time budget reached (20 s) with"), outcome["reason"]
+    assert time.monotonic() - started < 90
     status = json.loads((store.path / "status.json").read_text())
     assert status["state"] == "finished" and status["counts"]["reason"] == outcome["reason"]
     assert records(store.path, "finish")[-1]["reason"] == outcome["reason"]
