@@ -14,15 +14,26 @@ os.environ["STATMECH_EXECUTOR_RATES"] = "default"
 
 FIXTURES = Path(__file__).parent / "fixtures" / "candidates"
 
-#: the files that take longest (45-210 s each on two busy cores, `--durations`), longest first.
-#: `make test` hands whole files to its two workers in collection order; alphabetically most of these
-#: came last, and the suite ended with one worker idle while the other finished them. Longest first,
-#: the short files fill in at the end.
-LONG_FILES = ("test_runtime.py", "test_run_faults.py", "test_report.py", "test_judgement.py", "test_derivation.py",
-              "test_hostile_inputs.py", "test_structural_templates.py", "test_structural_proposer.py",
-              "test_strategy_bench.py", "test_cluster.py", "test_launch_local.py", "test_reliability_cli.py",
-              "test_tune.py", "test_llm_launch.py", "test_task_t17.py",
-              "test_oracle_sweep.py", "test_tree_runtime.py")
+#: the files that take longest (35-370 s each on two busy cores, the sums of `--durations=0` at
+#: 21c6676), longest first. `make test` hands whole files to its two workers in this order
+#: (pytest_configure below keeps xdist from reordering them by test count); alphabetically most
+#: of these came last, and the suite ended with one worker idle while the other finished them.
+#: Longest first, the short files fill in at the end.
+LONG_FILES = ("test_hostile_inputs.py", "test_run_faults.py", "test_derivation.py", "test_judgement.py",
+              "test_oracle_sweep.py", "test_structural_templates.py", "test_structural_proposer.py",
+              "test_launch_local.py", "test_runtime.py", "test_report.py", "test_cluster.py", "test_tasks_v1.py",
+              "test_tune.py", "test_llm_chain.py", "test_task_t17.py", "test_paraphrase.py", "test_structural_v1.py",
+              "test_tree_runtime.py", "test_tier3_solvers.py", "test_task_files.py", "test_strategy_bench.py",
+              "test_nishimori_rungs.py", "test_llm_launch.py", "test_reliability_cli.py")
+
+
+def pytest_configure(config):
+    """pytest-xdist (3.x) hands out whole files ordered by their number of tests unless told not
+    to (``--loadscope-reorder`` is its default): the files of a few long tests (test_run_faults.py,
+    test_launch_local.py) then came last and one worker ended the suite alone for minutes (1798 s
+    in all at 21c6676, the last ~10 minutes on one worker). Keep LONG_FILES' order."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items):
@@ -65,8 +76,10 @@ def candidate_json(name: str, tmp_path: Path) -> Path:
 def ray_session():
     """One local Ray for the tests that ask for it, in a temp dir of its own (``RAY_TMPDIR``: never
     the user's /tmp/ray, where another session's cluster may live); shut down at the end of the
-    session if this fixture started it. (A module fixture of an older test file may shut Ray down
-    at its own end; the files that ask for this one do not run between those.)"""
+    session if this fixture started it. Every test file that needs Ray in this process asks for
+    this one, none starts or shuts down its own: ray.init and shutdown cost 5-15 s each on two
+    busy cores, once per worker instead of once per file. The variables a Ray worker must
+    inherit (a scripted provider's key) are set when the test files are imported, before this runs."""
     import shutil
     import tempfile
 

@@ -24,11 +24,8 @@ os.environ.setdefault(KEY_ENV, "sk-launch-test-0001")
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py): one ray.init per worker, not one per file."""
 
 
 def config_file(tmp_path, api_base: str, key_env: str = KEY_ENV, proposals: int = 8) -> str:

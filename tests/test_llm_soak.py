@@ -26,7 +26,7 @@ PROPOSALS = 500
 
 
 @pytest.mark.slow
-def test_500_noisy_proposals_are_all_accounted_for(tmp_path, capsys):
+def test_500_noisy_proposals_are_all_accounted_for(ray_session, tmp_path, capsys):
     model = NoisyModel(seed=14)
     raw = {"task": "P01", "seed": 14, "run": {"root": str(tmp_path / "runs")},
            "budgets": {"proposals": PROPOSALS, "evaluations": PROPOSALS, "wall_time_s": 3600},
@@ -38,19 +38,14 @@ def test_500_noisy_proposals_are_all_accounted_for(tmp_path, capsys):
            "llm": {"retries": 2, "backoff_base_s": 0.0, "request_timeout_s": 1.0,
                    "models": [{"name": "openai/noisy", "api_key_env": KEY_ENV, "input_cost_per_token": 1e-6,
                                "output_cost_per_token": 2e-6}]}}
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    try:
-        with ScriptedServer([Rule(".", [], respond=model)]) as srv:
-            raw["llm"]["models"][0]["api_base"] = srv.base_url
-            cfg = tmp_path / "soak.yaml"
-            cfg.write_text(yaml.safe_dump(raw))
-            t0 = time.perf_counter()
-            status = cli.main(["launch", str(cfg)])
-            wall = time.perf_counter() - t0
-            requests = len(srv.requests)
-    finally:
-        ray.shutdown()
+    with ScriptedServer([Rule(".", [], respond=model)]) as srv:
+        raw["llm"]["models"][0]["api_base"] = srv.base_url
+        cfg = tmp_path / "soak.yaml"
+        cfg.write_text(yaml.safe_dump(raw))
+        t0 = time.perf_counter()
+        status = cli.main(["launch", str(cfg)])
+        wall = time.perf_counter() - t0
+        requests = len(srv.requests)
     capsys.readouterr()
     assert status == 0
     run = next((tmp_path / "runs").iterdir())

@@ -11,6 +11,7 @@ import contextlib
 import html
 import io
 import json
+import os
 import re
 import statistics
 from collections import Counter
@@ -29,17 +30,14 @@ from search.database import fitness, named_score
 ray = pytest.importorskip("ray")
 
 KEY_ENV = "SCRIPTED_TEST_KEY"
+# Ray workers inherit the environment at ray.init (the session's, tests/conftest.py): set at import, before it
+os.environ.setdefault(KEY_ENV, "sk-scripted-test")
 PRICE_IN, PRICE_OUT = 1e-6, 2e-6
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(KEY_ENV, "sk-scripted-test")   # Ray workers inherit the environment at ray.init
-        if not ray.is_initialized():
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-        yield
-        ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py): one ray.init per worker, not one per file."""
 
 
 @pytest.fixture(scope="module")
@@ -272,3 +270,19 @@ def test_show_and_lineage_name_the_score_components(islands):
     assert "[2.0, 1.0" not in text + lineage     # no unlabelled vector
     chain = json.loads(cli("lineage", str(run_dir), "--json"))["ancestors"]
     assert chain[-1]["score_named"] == named_score(best["score"]).to_dict()
+
+
+def test_the_islands_run_parses_judges_prices_and_names_parents(islands):
+    """The LLM islands run on Ray (what tests/test_runtime.py's scripted run, now ``-m slow``, checks
+    on a run of its own): the model's answers become proposals with their prompts, an answer without
+    JSON is a parse failure, both verdicts occur, negative prompting is used, later generations name
+    their parents, and the calls are priced."""
+    run_dir, _ = islands
+    j = Journal(run_dir)
+    llm = [c for c in j.candidates.values() if c["proposer"] == "llm"]
+    assert llm and all(c["prompt"] and c["model"] == "openai/scripted" for c in llm)
+    assert any(c["parse_error"] and c["error_kind"] == "parse" for c in llm), "the scripted 'no JSON' answer"
+    assert {e["verdict"]["verdict"] for e in j.evaluations} >= {"accept", "reject"}
+    assert any(c["prompt_meta"].get("negative") for c in llm), "negative prompting was used"
+    assert any(c["parent_ids"] for c in llm if not c["id"].startswith("g0000")), "later generations name their parents"
+    assert sum(c["cost_usd"] for c in llm) > 0

@@ -43,20 +43,14 @@ ray = pytest.importorskip("ray")
 CONFIG = {
     "task": "P01", "seed": 3,
     "budgets": {"proposals": 8, "evaluations": 8, "wall_time_s": 600},
-    # the ladder stops at n = 1000, whose calls take milliseconds: budgets far above them, so the
-    # ladder's reach does not depend on the load (see ``population``), and each run takes seconds
-    "evaluator": {"samples": 1, "ladder_total_s": 40, "rung_timeout_s": 15, "ladder_max_n": 1000, "judge": False},
+    # the ladder stops at its first rung (n = 100), whose calls take milliseconds: budgets far above
+    # them, so the ladder's reach does not depend on the load (see ``population``). These tests are
+    # about faults, not the climb (test_runtime's runs climb to n = 1000): a rung of four sandbox
+    # calls per evaluation, not eight, over the eight runs here
+    "evaluator": {"samples": 1, "ladder_total_s": 40, "rung_timeout_s": 15, "ladder_max_n": 100, "judge": False},
     "strategies": {"islands": {"islands": 2, "migration_interval": 4}},
     "ray": {"num_evaluators": 2, "num_proposers": 1, "batch_size": 4, "evaluator_cpus": 0.5},
 }
-
-
-@pytest.fixture(scope="module")
-def ray_session():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
-    ray.shutdown()
 
 
 def records(path, kind):
@@ -90,7 +84,9 @@ def kill_when(store, name: str, ready, killed: list, timeout_s: float = 240) -> 
         time.sleep(0.02)
 
 
-def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_session, tmp_path):
+def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_session, sandbox, tmp_path):
+    from doubles.local_run import local_run
+
     killed = []
 
     def saboteur(store):
@@ -114,7 +110,9 @@ def test_killed_actors_are_replaced_and_the_journal_is_the_undisturbed_one(ray_s
     duplicates = {r["id"] for r in records(hit.path, "duplicate")}
     assert set(judged) | duplicates == set(ids), "every proposal judged or recognised as a duplicate"
 
-    calm = run(tmp_path / "calm")
+    # the undisturbed run: the same engine, config and seed with in-process workers (the pool does not
+    # choose what is proposed or judged), without a second start of three actors and their imports
+    calm = local_run(CONFIG, tmp_path / "calm", sandbox=sandbox)
     assert population(hit.path, calm.path) == population(calm.path, hit.path), "the same programs judged the same way"
     assert sorted(ids) == sorted(p["candidate"]["id"] for p in records(calm.path, "proposal"))
     assert "evaluation of g0000s00 sent again" in log, "the verdict the killed evaluator owed came from its replacement"

@@ -35,12 +35,9 @@ BASE = {
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    """One Ray session for this module (ray.init costs seconds here)."""
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py: one ray.init per worker, not one per file); its address."""
+    return ray.get_runtime_context().gcs_address
 
 
 def run(raw: dict, root: Path, **kw) -> RunStore:
@@ -56,8 +53,15 @@ def records(store_path: Path, kind: str) -> list[dict]:
     return [r for r in read_journal(Path(store_path) / "journal.msgpack").records if r["kind"] == kind]
 
 
-def test_launch_finds_an_accepted_program_and_spreads_work(ray_cluster, tmp_path):
-    store = run(BASE, tmp_path)
+@pytest.fixture(scope="module")
+def clean_run(ray_cluster, tmp_path_factory) -> RunStore:
+    """One uninterrupted run of BASE: the launch test reads it, the SIGKILL test compares its resumed
+    run with it (the same seed and config; one launch instead of two)."""
+    return run(BASE, tmp_path_factory.mktemp("clean"))
+
+
+def test_launch_finds_an_accepted_program_and_spreads_work(clean_run):
+    store = clean_run
     evals = records(store.path, "evaluation")
     assert len(records(store.path, "proposal")) == 8
     assert any(r["verdict"]["verdict"] == "accept" for r in evals)
@@ -69,7 +73,7 @@ def test_launch_finds_an_accepted_program_and_spreads_work(ray_cluster, tmp_path
     assert status["state"] == "finished"
 
 
-def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
+def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, clean_run, tmp_path):
     raw = {**BASE, "run": {"root": str(tmp_path / "killed")}}
     cfg_path = tmp_path / "cfg.yaml"
     cfg_path.write_text(yaml.safe_dump(raw))
@@ -108,10 +112,13 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(ray_cluster, tmp_path):
     assert before <= set(ids), "a judged program was lost"
     assert len(records(journal.parent, "proposal")) == 8  # the budget was completed, not exceeded
     # same seed, never interrupted: the same population
-    clean = run({**BASE, "run": {"root": str(tmp_path / "clean")}}, tmp_path / "clean")
-    assert population(journal.parent, clean.path) == population(clean.path, journal.parent)
+    assert population(journal.parent, clean_run.path) == population(clean_run.path, journal.parent)
 
 
+# -m slow (26-57 s, a Ray run of its own): the default run checks the same on tests/test_report.py's LLM
+# islands run (test_the_islands_run_parses_judges_prices_and_names_parents, and the report's model and
+# negative-prompting tests on it)
+@pytest.mark.slow
 def test_scripted_llm_islands_run_with_negative_prompting(ray_cluster, tmp_path):
     from doubles.scripted_server import Reply, Rule, ScriptedServer
 
@@ -152,16 +159,18 @@ def test_a_run_written_before_the_engine_split_resumes(ray_cluster, tmp_path, st
     run_dir = tmp_path / strategy
     shutil.copytree(Path(__file__).parent / "fixtures" / "legacy_runs" / strategy, run_dir)
     before = {r["id"] for r in records(run_dir, "evaluation")}
-    assert cli.main(["resume", str(run_dir), "--extra-proposals", "4", "--address", ray_cluster]) == 0
+    # two more proposals, not a whole generation of four: the old config has no ladder_max_n, so each
+    # evaluation climbs P01's ladder for up to its 10 s budget, and two run at once on the two evaluators
+    assert cli.main(["resume", str(run_dir), "--extra-proposals", "2", "--address", ray_cluster]) == 0
     assert "created before runs recorded their config's identity" in capsys.readouterr().err
     (resume,) = records(run_dir, "resume")
-    assert resume["config_sha256"] and resume["extra"] == {"proposals": 4, "evaluations": 4}
+    assert resume["config_sha256"] and resume["extra"] == {"proposals": 2, "evaluations": 2}
     ids = [r["id"] for r in records(run_dir, "evaluation")]
     assert len(ids) == len(set(ids)) and before <= set(ids)
-    assert len(records(run_dir, "proposal")) == 12  # 8 before, 4 more: nothing repeated
+    assert len(records(run_dir, "proposal")) == 10  # 8 before, 2 more: nothing repeated
     with RunStore.open(run_dir) as store:
         state, _ = store.latest_snapshot()
-    assert state["schema"] == STATE_SCHEMA and state["counters"]["proposals"] == 12
+    assert state["schema"] == STATE_SCHEMA and state["counters"]["proposals"] == 10
     from search.database import normalised_hash
 
     codes = {r["candidate"]["id"]: r["candidate"]["code"] for r in records(run_dir, "proposal")}

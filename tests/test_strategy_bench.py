@@ -28,11 +28,8 @@ ACCEPTED = Verdict(task=sc.TASK, verdict="accept")
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py): one ray.init per worker, not one per file."""
 
 
 def reply_to(prompt_text: str, seed: int = 0) -> str:

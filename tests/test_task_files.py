@@ -346,12 +346,8 @@ def test_workers_in_a_fresh_process_get_the_task_as_text(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py): one ray.init per worker, not one per file."""
 
 
 @pytest.mark.slow

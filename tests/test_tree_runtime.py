@@ -28,12 +28,9 @@ BASE = {
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    """One Ray session for this module (ray.init costs seconds here)."""
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py: one ray.init per worker, not one per file); its address."""
+    return ray.get_runtime_context().gcs_address
 
 
 @pytest.fixture(scope="module")

@@ -23,11 +23,9 @@ SPACE = {"strategies.islands.temperature": {"low": 0.01, "high": 1.0, "log": Tru
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+def ray_cluster(ray_session):
+    """The session's Ray (tests/conftest.py: one ray.init per worker, not one per file); its address."""
+    return ray.get_runtime_context().gcs_address
 
 
 def test_parse_space_accepts_ranges_and_choices_and_names_bad_keys():
@@ -249,9 +247,12 @@ def test_a_trial_of_a_user_task_runs_from_the_shipped_text_alone(ray_cluster, tm
     cfg = load_config(example)
     payloads = [registry.user_task_file("DIAMOND").payload()]
     monkeypatch.setattr(registry, "_user", {})            # the worker's registry: empty, no file
+    # one sample and the ladder's first rung (n = 301): the worker still judges the program it wrote for
+    # the shipped task (probes, a rung, complexity, class, physics) without the example's whole climb
     raw = {**cfg.to_dict(), "task_files": [],
            "budgets": {**cfg.to_dict()["budgets"], "proposals": 1, "evaluations": 1},
-           "ray": {**cfg.to_dict()["ray"], "num_evaluators": 1, "batch_size": 1, "evaluator_cpus": 0.5}}
+           "evaluator": {**cfg.to_dict()["evaluator"], "samples": 1, "ladder_max_n": 301},
+           "ray": {**cfg.to_dict()["ray"], "num_evaluators": 1, "num_proposers": 1, "batch_size": 1, "evaluator_cpus": 0.5}}
     out = run_trial(7, raw, "evaluations_to_first_accept", str(tmp_path), payloads)
     assert out["value"] == 1.0                              # the structural proposer's first program is accepted
     run = Path(out["run_dir"])

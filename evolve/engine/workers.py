@@ -79,7 +79,7 @@ class EvaluatorWorker:
         self.options = options
         self._own = sandbox is None
         self.sandbox = sandbox or Sandbox()
-        _warm_up(self.sandbox, self.task)
+        _warm_up(self.sandbox, self.task, structure=options.judge)
         self.where = f"{socket.gethostname()}:{os.getpid()}"
         self.node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
 
@@ -95,14 +95,18 @@ class EvaluatorWorker:
             self.sandbox.close()
 
 
-def _warm_up(sandbox: Sandbox, task) -> None:
-    """Start the sandbox's fork server and analyse the task's structure (the judge's class check
-    reads it; it is cached per process) while the first proposals are written, not in the first
-    evaluation. Whatever fails here fails again where it is needed and is reported there."""
+def _warm_up(sandbox: Sandbox, task, structure: bool = True) -> None:
+    """Start the sandbox's fork server and, with ``structure``, analyse the task's structure (the
+    judge's class check reads it; it is cached per process) while the first proposals are written,
+    not in the first evaluation. Without the judge nothing reads it: the analysis (about a CPU
+    second for P01, while the run's other actors start) is skipped. Whatever fails here fails
+    again where it is needed and is reported there."""
     try:
         sandbox.start()
     except (RuntimeError, OSError):
         pass
+    if not structure:
+        return
     try:
         family_structure(task)
     except Exception:  # noqa: BLE001 - the judge meets the same error and reports it in the verdict
