@@ -13,10 +13,11 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse import random as sparse_random
 
-from evaluators.oracles.base import OutOfRange
+from evaluators.oracles.base import NotApplicable, OutOfRange
 from evaluators.oracles.registry import exact_log_z
 from evaluators.oracles.skew_signed import signed_log_pfaffian, signed_pfaffian_dd
-from evaluators.oracles.torus_pfaffian import pfaffian_complete, torus_class_logs, torus_pfaffian_log_z
+from evaluators.oracles.torus_pfaffian import (pfaffian_complete, torus_class_logs, torus_pfaffian_applies,
+                                            torus_pfaffian_log_z)
 from evaluators.oracles.torus_sparse import sparse_class_logs
 from evaluators.oracles.torus_tjoin import _tt_sectors
 from tasks import toric_code as tc
@@ -161,11 +162,13 @@ def test_the_registry_takes_the_sparse_route_at_l64():
 
 def test_weights_whose_products_underflow_are_refused_by_both_routes():
     """p = 1e-160 (|K| = 184): both routes once certified values wrong by 1e-4 in log P (L = 6, 8); now
-    refused. p = 1e-150 stays answered and right."""
+    the method declines the model (applies names the limit, so the registry hands it to the transfer
+    matrix) and both routes refuse it when forced. p = 1e-150 stays answered and right."""
     for L, seed, cls in ((6, 18, (1, 0)), (8, 24, (1, 0))):
         _, model = _t18(L, 1e-160, seed, cls)
+        assert "2^-500" in torus_pfaffian_applies(model)
         for route in ("dense", "sparse"):
-            with pytest.raises(OutOfRange, match="2\\^-500"):
+            with pytest.raises(NotApplicable, match="2\\^-500"):
                 torus_pfaffian_log_z(model, route=route)
     _, model = _t18(6, 1e-150, 18, (0, 0))
     ref = exact_log_z(model, method="transfer_matrix").log_z

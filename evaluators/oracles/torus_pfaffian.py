@@ -21,7 +21,7 @@ largest disagreement relative to max|Pf| (at least N eps), d, estimates the roun
 about d max|Pf| / W_class, and a value whose estimate exceeds 1e-9 is refused
 (OutOfRange: a class far less likely than another, e.g. a logical error at p = 1e-12 on a large
 torus, is below float64's resolution of the four-sector sum). Weights exp(-2|K|) between 0 and MIN_WEIGHT
-(2^-500, 173 < |K| < 372: their products underflow in the elimination) are refused by both routes. Cost O(N^3) with N ~ 6.5 n dense
+(2^-500, 173 < |K| < 372: their products underflow in the elimination) are declined by ``applies``, so the registry hands such a model on. Cost O(N^3) with N ~ 6.5 n dense
 (N^2 doubles of memory): used up to ``DENSE_MAX_SPINS`` (and kept as the independent reference).
 
 Beyond that, the sparse route (:mod:`evaluators.oracles.torus_sparse`): the same four sector
@@ -189,6 +189,11 @@ def torus_pfaffian_applies(model: IsingModel) -> str | None:
         return "couplings are not exactly the nearest-neighbour pairs of the torus"
     if model.n > MAX_SPINS:
         return f"sparse Pfaffians of ~{6.1 * model.n:.0f} nodes: n = {model.n} > {MAX_SPINS}"
+    w = np.exp(-2.0 * np.abs(model.beta * np.asarray(model.couplings[1], dtype=np.float64)))
+    if np.any((w > 0.0) & (w < MIN_WEIGHT)):
+        return (f"beta|J| up to {-0.5 * np.log(w[w > 0.0].min()):.4g}: weights exp(-2 beta|J|) between 0 and "
+                f"2^-500, whose products leave float64's range in the elimination (values measured wrong at "
+                f"beta|J| = 184); the transfer matrix answers small tori")
     return None
 
 
@@ -204,11 +209,6 @@ def torus_pfaffian_log_z(model: IsingModel, route: str = "auto") -> float:
     if reason is not None:
         raise TooLarge(reason) if model.n > MAX_SPINS else NotApplicable(reason)
     Kh, Kv = _torus_couplings(model)
-    w = np.exp(-2.0 * np.abs(np.concatenate([Kh.ravel(), Kv.ravel()])))
-    if np.any((w > 0.0) & (w < MIN_WEIGHT)):
-        raise OutOfRange(f"torus_pfaffian: beta|J| up to {-0.5 * np.log(w[w > 0.0].min()):.4g}: weights exp(-2 beta|J|) "
-                         f"between 0 and 2^-500, whose products leave float64's range in the elimination (values "
-                         f"measured wrong at beta|J| = 184); the transfer matrix answers small tori")
     log_xhd, log_xvd, t, (a, b) = torus_dual(Kh, Kv)
     if route == "dense" or (route == "auto" and model.n <= DENSE_MAX_SPINS):
         W, err = torus_class_logs(log_xhd, log_xvd, t)
