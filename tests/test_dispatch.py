@@ -202,3 +202,11 @@ def test_the_pools_the_workers_and_the_stores_are_what_is_declared():
                     ActorSet("evaluator", "evaluate", lambda i, k: f"actor {i}.{k}", 1), FakeActors(1)):
         assert isinstance(workers, Workers), workers
     assert issubclass(RunStore, Store) and isinstance(MemoryStore(), Store)
+
+
+def test_requests_that_come_one_at_a_time_take_the_workers_in_turn():
+    """Each evaluation submitted as its proposal arrives, and done before the next: the free workers are
+    taken in turn, so every worker (on every node of a cluster) gets its share, not only the first."""
+    pool = fake_pool(FakeActors(2))
+    by = [dict(pool.evaluate([Item(f"e{k}")]))[0].split(" by ")[1] for k in range(4)]
+    assert by == ["actor 0.0", "actor 1.0", "actor 0.0", "actor 1.0"]

@@ -88,6 +88,10 @@ class _Lane:
     workers: Workers
     queue: deque = field(default_factory=deque)           # (ticket, index, item) not sent yet
     busy: set[int] = field(default_factory=set)           # slots with a request in flight
+    #: the slot after the last one sent to: free slots are taken in turn from here, so requests that come
+    #: one at a time (each evaluation as its proposal arrives) spread over every worker, on every node,
+    #: instead of all going to the first one whenever it is free again
+    cursor: int = 0
 
 
 @dataclass
@@ -196,9 +200,12 @@ class Dispatcher:
 
     # -- requests -------------------------------------------------------------------------------
     def _fill(self, lane: _Lane) -> None:
-        for slot in range(len(lane.workers)):
+        size = len(lane.workers)
+        for k in range(size):
+            slot = (lane.cursor + k) % size
             if slot not in lane.busy and lane.queue:
                 self._send(lane, *lane.queue.popleft(), slot, 1)
+                lane.cursor = (slot + 1) % size
 
     def _send(self, lane: _Lane, ticket: int, index: int, item, slot: int, attempt: int) -> None:
         self._pending[lane.workers.submit(slot, item)] = _Sent(lane, ticket, index, item, slot, attempt)
