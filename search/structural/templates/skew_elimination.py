@@ -308,6 +308,25 @@ def _assemble_front(A, rank, pos, own, parts, bounded=False):
     return front, H, L, len(full), E
 
 
+def _stored_pattern(A):
+    """The 0/1 pattern of the stored entries of the sparse square ``A``, zeros too (a weight that
+    underflowed keeps its edge, so the ordering sees the graph the matrix was built on)."""
+    stored = A.tocoo()
+    n = A.shape[0]
+    return coo_matrix((np.ones(len(stored.row)), (stored.row, stored.col)), shape=(n, n)).tocsr()
+
+
+def _tree_ranks(tree, n):
+    """(rank, level) of a dissection tree in postorder (children first): rank[i], node i's place in the
+    elimination; level[t], one more than front t's highest child (the leaves are 0)."""
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
+    level = []
+    for _, kids in tree:
+        level.append(1 + max((level[c] for c in kids), default=-1))
+    return rank, np.array(level)
+
+
 def skew_log_abs_pfaffian(A, xy, group=None, bounded=False):
     """log |Pf A| for a sparse skew-symmetric ``A`` (scipy, n x n) whose node i sits at ``xy[i]``;
     ``group``: a label per node, nodes with one label are kept together by the ordering (default:
@@ -319,16 +338,10 @@ def skew_log_abs_pfaffian(A, xy, group=None, bounded=False):
     n = A.shape[0]
     if n == 0:
         return (0.0, 0.0) if bounded else 0.0
-    stored = A.tocoo()                     # stored entries, zeros too (a weight that underflowed keeps its edge)
-    pattern = coo_matrix((np.ones(len(stored.row)), (stored.row, stored.col)), shape=(n, n)).tocsr()
+    pattern = _stored_pattern(A)
     group = np.arange(n) if group is None else group
     tree = _dissection(pattern, xy, _node_groups(pattern, group))
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
-    level = []
-    for _, kids in tree:                                   # postorder: children come first
-        level.append(1 + max((level[c] for c in kids), default=-1))
-    level = np.array(level)
+    rank, level = _tree_ranks(tree, n)
     updates = {}
     total, errs = [], []
     pos = np.full(n, -1, dtype=np.int64)                   # position of a node in the current front
@@ -351,7 +364,8 @@ def skew_log_abs_pfaffian(A, xy, group=None, bounded=False):
 
 #: what a program that calls ``skew_log_abs_pfaffian`` renders in (after ``import math``, numpy, coo_matrix)
 FUNCTIONS = double_double.FUNCTIONS + skew_bounds.FUNCTIONS + (_node_positions, _node_groups, _csr_entries, _dissection, _eliminate_front,
-                                       _eliminate_fronts, _eliminate_many, _assemble_front, skew_log_abs_pfaffian)
+                                       _eliminate_fronts, _eliminate_many, _assemble_front, _stored_pattern, _tree_ranks,
+                                       skew_log_abs_pfaffian)
 
 
 def constants() -> str:

@@ -23,11 +23,10 @@ import math
 
 import numpy as np
 
-from scipy.sparse import coo_matrix
 
 from search.structural.templates.double_double import _dd_mul
-from search.structural.templates.skew_elimination import (_assemble_front, _dissection, _eliminate_front,
-                                                          _eliminate_many, _node_groups)
+from search.structural.templates.skew_elimination import (_assemble_front, _dissection, _eliminate_front, _eliminate_many,
+                                                          _node_groups, _stored_pattern, _tree_ranks)
 
 
 def _permutation_parity(seq):
@@ -56,17 +55,12 @@ def _skew_signed_pfaffians(mats, xy, group, last):
     n = A.shape[0]
     if n % 2:
         return [(0.0, 0.0, 0.0, 0)] * len(mats)
-    pattern = coo_matrix((np.ones(A.nnz), A.nonzero()), shape=(n, n)).tocsr()
+    pattern = _stored_pattern(A)
     inner = np.setdiff1d(np.arange(n), last)
     sub = pattern[inner][:, inner].tocsr()
     tree = [(inner[own], kids) for own, kids in _dissection(sub, xy[inner], _node_groups(sub, group[inner]))]
     tree.append((np.asarray(last, dtype=np.int64), [len(tree) - 1]))
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
-    level = []
-    for _, kids in tree:                                   # postorder: children come first
-        level.append(1 + max((level[c] for c in kids), default=-1))
-    level = np.array(level)
+    rank, level = _tree_ranks(tree, n)
     updates, logs, shared = {}, [], []
     pos = np.full(n, -1, dtype=np.int64)
     for lv in range(int(level.max())):                     # every level but the root's
