@@ -19,7 +19,8 @@ from evolve.cli import main
 from evolve.store.journal import read_journal
 from search.derivation.actions import ACTIONS
 from search.derivation.admission import admission
-from search.derivation.engine import derive_plan, root_view
+from search.derivation.context import root_view
+from search.derivation.engine import derive_plan
 from search.derivation.record import Plan
 from search.llm.config import LLMConfig, ModelSpec
 from search.prompt_builder import PromptBuilder, PromptConfig

@@ -1,6 +1,6 @@
 """What the structure analysis admits for a task, a few steps ahead: the actions and solvers a chain may use.
 
-Starting from the task's compiled formula (its states at the view sizes, engine.root_states), every
+Starting from the task's compiled formula (its states at the view sizes, context.root_states), every
 admitted action is applied in-process with its default options, breadth first, up to
 :data:`MAX_DEPTH` steps and :data:`MAX_VIEWS` analysed prefixes; for each action and each solver the
 shortest chain after which it applies is kept. Nothing is checked here: the chain a model proposes is
@@ -14,7 +14,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from search.derivation.actions import ACTIONS
-from search.derivation.engine import MAX_DEPTH, root_states, state_view
+from search.derivation.context import root_states, state_view
+from search.derivation.engine import MAX_DEPTH
 from search.derivation.solvers import SOLVERS
 
 #: how many chain prefixes are analysed at most (each is a structure analysis at every view size)

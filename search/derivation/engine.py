@@ -28,22 +28,19 @@ from evaluators.checks.complexity_claim import ClaimParseError, parse_claim
 from evaluators.sandbox import Sandbox
 from search.derivation import checks, render
 from search.derivation.answers import derive_answers
+from search.derivation.context import DerivationContext, new_context, state_view
 from search.derivation.actions import ACTIONS, SPIN_VARIABLES, get_action
 from search.derivation.diagnosis import diagnose
 from search.derivation.record import Check, Derivation, Plan, Step
 from search.derivation.runtime import _rt_start
-from search.derivation.solvers import SOLVERS, cheap_solvers, get_solver
-from search.derivation.view import VIEW_MAX_N, StateView, describe_state, view_of
+from search.derivation.solvers import SOLVERS, get_solver
+from search.derivation.view import StateView, describe_state
 from tasks.family import family_structure
-from tasks.formula import Formula
-from tasks.formula_extras import DisorderAverage
-from tasks.formula_reader import CompiledReader, compile_reader
+from tasks.formula_reader import compile_reader
 
 #: how many chain prefixes a search expands at most, and how long a chain may grow
 MAX_NODES = 12
 MAX_DEPTH = 4
-#: sizes the view runs a chain at (the probe sizes, then at most this many ladder sizes)
-MAX_VIEW_LADDER = 3
 #: a plan this cheap (O(n)) ends the search; with any polynomial plan it ends after this many expansions
 GOOD_ENOUGH = (0, 1.0)
 POLYNOMIAL_PATIENCE = 3
@@ -57,19 +54,6 @@ class _Node:
     view: StateView
     steps: list                        # Step records of the chain so far (compile step first)
     plans: list = field(default_factory=list)
-
-
-@dataclass
-class _Context:
-    task: object
-    formula: object
-    reader: CompiledReader
-    read: object
-    signed: bool
-    view_sizes: tuple
-    view_params: list
-    instances: list
-    sandbox: Sandbox | None
 
 
 def derive(task, formula=None, source: str = "the task's formula", seed: int = 0, sandbox: Sandbox | None = None,
@@ -105,7 +89,7 @@ def _derive(task, formula, source, seed, sandbox, max_nodes, max_depth) -> Deriv
     own = sandbox is None
     sandbox = sandbox or Sandbox()
     try:
-        ctx = _context(task, formula, reader, seed, sandbox)
+        ctx = new_context(task, formula, reader, seed, sandbox)
         root = _root(ctx)
         out.notes += list(reader.notes)
         if not root.steps[0].check.passed:
@@ -149,7 +133,7 @@ def _derive_plan(task, formula, source, plan, seed, sandbox) -> Derivation:
     own = sandbox is None
     sandbox = sandbox or Sandbox()
     try:
-        ctx = _context(task, formula, reader, seed, sandbox)
+        ctx = new_context(task, formula, reader, seed, sandbox)
         node = _root(ctx)
         out.notes += list(reader.notes)
         for k, (name, options) in enumerate(plan.actions, 1):      # step 0 is the reading of the formula
@@ -180,75 +164,9 @@ def _derive_plan(task, formula, source, plan, seed, sandbox) -> Derivation:
     return out
 
 
-# -- the context and the root ----------------------------------------------------------------------
+# -- the root ----------------------------------------------------------------------------------------
 
-def _view_sizes_params(task, seed) -> tuple[tuple, list]:
-    probes = tuple(sorted(task.probe_sizes))
-    ladder = [n for n in sorted(task.ladder_sizes) if n <= VIEW_MAX_N and n not in probes]
-    if len(ladder) > MAX_VIEW_LADDER:
-        pick = np.unique(np.linspace(0, len(ladder) - 1, MAX_VIEW_LADDER).round().astype(int))
-        ladder = [ladder[i] for i in pick]
-    sizes = tuple(sorted(set(probes) | set(ladder)))
-    return sizes, [task.probe_params(n, seed, 0) for n in sizes]
-
-
-def _context(task, formula, reader, seed, sandbox) -> _Context:
-    return _Context(task, formula, reader, reader.load(), not task.quantity.positive, *_view_sizes_params(task, seed),
-                    _instances(task, formula, seed), sandbox)
-
-
-def _instances(task, formula, seed) -> list:
-    """Small instances for the step checks, with the task's reference values."""
-    out = []
-    if isinstance(formula, DisorderAverage):
-        n0 = min(task.probe_sizes)
-        for k in range(2):
-            params = task.probe_params(n0, seed, k)
-            n = _smallest_size(formula, params) or n0
-            value = formula.value(params, n)
-            out.append(checks.Instance(n, params, value))
-        return out
-    sizes = [n for n in sorted(task.probe_sizes) if n <= checks.CHECK_MAX_N][:2] or [min(task.probe_sizes)]
-    if not isinstance(formula, Formula):
-        sizes = sizes[:1]                       # a constrained sum is enumerated over all its variables
-    beta_key = formula.beta_key if isinstance(formula, Formula) else ""
-    for n in sizes:
-        for k in range(2 if n <= checks.CHECK_MAX_N else 1):     # brute force on every state: keep big ones few
-            params = task.probe_params(n, seed, k)
-            out.append(checks.Instance(n, params, checks.task_reference(task, params, n)))
-        if beta_key:
-            cold = {**task.probe_params(n, seed, 0)}
-            cold[beta_key] = float(cold[beta_key]) * checks.COLD_FACTOR
-            out.append(checks.Instance(n, cold, checks.task_reference(task, cold, n)))
-    return out
-
-
-def _smallest_size(formula, params) -> int | None:
-    for n in (4, 9):
-        try:
-            formula.value(params, n)
-            return n
-        except (ValueError, IndexError, KeyError):
-            continue
-    return None
-
-
-def root_states(task, formula=None, seed: int = 0) -> tuple[_Context, list]:
-    """(the context, the states at the view sizes) of the task's compiled formula, before any step;
-    a context without check instances or sandbox (nothing is checked with it)."""
-    formula = task.formula if formula is None else formula
-    reader = compile_reader(formula)
-    ctx = _Context(task, formula, reader, reader.load(), not task.quantity.positive, *_view_sizes_params(task, seed),
-                   [], None)
-    return ctx, [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)]
-
-
-def root_view(task, formula=None, seed: int = 0) -> StateView:
-    """The structure analysis of the task's compiled formula, before any step (no checks run)."""
-    return state_view(*root_states(task, formula, seed))
-
-
-def _root(ctx: _Context) -> _Node:
+def _root(ctx: DerivationContext) -> _Node:
     states = [_rt_start(ctx.read(p, n)) for p, n in zip(ctx.view_params, ctx.view_sizes)]
     check_states = [_rt_start(ctx.read(i.params, i.n)) for i in ctx.instances]
     view = state_view(ctx, states)
@@ -262,16 +180,9 @@ def _root(ctx: _Context) -> _Node:
     return _Node((), states, check_states, view, [step])
 
 
-def state_view(ctx: _Context, states) -> StateView:
-    """The structure analysis of the states a chain prefix leaves (one per view size)."""
-    first = tuple(a for a in ACTIONS.values() if a.FIRST_STEP)
-    return view_of(ctx.task.id, ctx.view_sizes, states, bool(getattr(ctx.task, "nishimori_line", False)),
-                   cheap_solvers=cheap_solvers(), first_steps=first)
-
-
 # -- checks ---------------------------------------------------------------------------------------------
 
-def _check(ctx: _Context, before: list, after: list, chain: tuple) -> Check:
+def _check(ctx: DerivationContext, before: list, after: list, chain: tuple) -> Check:
     """The check of the step that took ``before`` to ``after`` (None before: the compile step,
     checked against the task's references)."""
     labels = [f"n={i.n}" for i in ctx.instances]
@@ -297,7 +208,7 @@ def _check(ctx: _Context, before: list, after: list, chain: tuple) -> Check:
 
 # -- search ---------------------------------------------------------------------------------------------
 
-def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | None, Step]:
+def _apply(ctx: DerivationContext, node: _Node, action, options: dict) -> tuple[_Node | None, Step]:
     """The child node of ``action`` (None with the failed step when it raises or fails its check)."""
     chain = node.chain + ((action.NAME, dict(options)),)
     params = action.explain(node.view, options)
@@ -315,7 +226,7 @@ def _apply(ctx: _Context, node: _Node, action, options: dict) -> tuple[_Node | N
     return _Node(chain, states, after, state_view(ctx, states), node.steps + [step]), step
 
 
-def _growth(ctx: _Context, complexity: str) -> tuple[int, float]:
+def _growth(ctx: DerivationContext, complexity: str) -> tuple[int, float]:
     try:
         g = parse_claim(complexity, ctx.task.square_lattice)
     except ClaimParseError:
@@ -323,7 +234,7 @@ def _growth(ctx: _Context, complexity: str) -> tuple[int, float]:
     return (g.rank, g.rate)
 
 
-def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Plan:
+def _plan(ctx: DerivationContext, node: _Node, solver, options: dict | None = None) -> Plan:
     defaults = {k: v[0] for k, v in solver.OPTION_SPACE.items()}
     options = {**defaults, **solver.tune(node.states), **(options or {})}
     labels, complexity, justification, _ = solver.claims(node.view, options)
@@ -339,7 +250,7 @@ def _plan(ctx: _Context, node: _Node, solver, options: dict | None = None) -> Pl
                 (rank, rate if rank == 0 else 0.0, int(solver.fallback), len(node.chain), rate, order))
 
 
-def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
+def _search(ctx: DerivationContext, root: _Node, max_nodes: int, max_depth: int):
     plans: list = []
     failed: list[Step] = []
     findings: list[str] = []
@@ -389,7 +300,7 @@ def _search(ctx: _Context, root: _Node, max_nodes: int, max_depth: int):
 
 # -- the program and its claims ------------------------------------------------------------------------
 
-def _finish(ctx: _Context, out: Derivation, node: _Node, plan: Plan) -> None:
+def _finish(ctx: DerivationContext, out: Derivation, node: _Node, plan: Plan) -> None:
     task = ctx.task
     out.steps, out.plan = node.steps, plan
     polynomial = plan.cost[0] == 0
