@@ -25,6 +25,7 @@ from evaluators.oracles.planar_ground import min_t_join, sandwich_e0
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from search.structural.templates import planar_pfaffian
 from search.structural.templates.ground_state import _ground_walls
+from tasks.model import IsingModel
 from tasks.registry import get_task
 
 
@@ -183,3 +184,70 @@ def test_the_line_references_step_down_when_the_start_is_not_vouched():
     first = next(cold_line._references(at(11.0), 40.0, 1))
     assert [t for t, _, _ in first] == [10.0]
     assert list(cold_line._references(at(5.0), 40.0, 1)) == []
+
+
+def _polynomial_at(log_g, c, e0, bound=1e-11, terms=60):
+    """at(t) -> (log Z, bound) of an exact ground-state line: P(x) = g e^(c x) truncated at ``terms``
+    (states 2uk above g ground states, counted g c^k / k!), x = exp(-2 t), log Z = -t e0 + log P."""
+    def at(t):
+        x = math.exp(-2.0 * t)
+        logs = [log_g + k * math.log(c * x) - math.lgamma(k + 1) for k in range(terms)]
+        top = max(logs)
+        return -t * e0 + top + math.log(math.fsum(math.exp(v - top) for v in logs)), bound
+    return at
+
+
+def test_the_line_extrapolation_brackets_log_g_where_two_references_cannot():
+    """A line whose first excited level is 5000 times as numerous as the ground level (a 32 x 32 +-J
+    grid: 4e-3 at t = 7): the pair's bracket from references at 6 and 7 is 4e-3 wide, the
+    extrapolation through seven references half a unit apart contains log g and log P at t = 14
+    to 5e-10, and the bounds alternate as the divided differences say."""
+    from search.structural.templates import cold_line
+
+    log_g, c, e0 = math.log(7.0), 5000.0, -100.0
+    at = _polynomial_at(log_g, c, e0)
+    pair, _ = cold_line._line_bracket(at, e0, 6.0, 7.0, 1)
+    assert pair is not None and pair[1] > 1e-3                       # S(t2) bound: far from vouching
+    ts = [7.0, 6.5, 6.0, 5.5, 5.0, 4.5, 4.0]
+    (lo, hi), why = cold_line._line_extrapolation(at, e0, ts, 0.0)
+    assert why is None and lo <= log_g <= hi and hi - lo < 5e-10          # vouched: half-width below 1e-9
+    y = math.exp(-2.0 * (14.0 - 7.0))
+    (lo, hi), _ = cold_line._line_extrapolation(at, e0, ts, y)
+    exact = at(14.0)[0] + 14.0 * e0
+    assert lo <= exact <= hi and hi - lo < 5e-10
+    assert exact - log_g > 1e-9                                       # the excited states still count at 14
+    (lo3, hi3), _ = cold_line._line_extrapolation(at, e0, ts[:3], 0.0)
+    assert lo3 <= log_g <= hi3 and hi3 - lo3 > hi - lo
+
+
+def test_the_line_extrapolation_refuses_a_line_that_rises_towards_the_cold():
+    from search.structural.templates import cold_line
+
+    at = _polynomial_at(math.log(3.0), 50.0, -10.0)
+    wrong_e0 = -10.0 + 2.0                                          # E0 off by one lattice step
+    got, why = cold_line._line_extrapolation(at, wrong_e0, [7.0, 6.5, 6.0], 0.0)
+    assert got is None and "inconsistent with E0" in why
+
+
+def test_template_cold_on_a_32_by_32_pm_j_grid_equals_the_planar_oracle(monkeypatch):
+    """A 32 x 32 +-J grid at beta|J| = 28 whose references vouch only to about 7, where its excited
+    states still weigh 4e-3: no pair of references vouches, the extrapolation (step 2b) does, and
+    the value equals the planar oracle's (its own ground-state line, other code)."""
+    from search.structural.templates import cold_line
+
+    used = []
+
+    def spy(*args):
+        got = extrapolation(*args)
+        used.append(got[0] is not None)
+        return got
+
+    extrapolation = cold_line._line_extrapolation
+    monkeypatch.setattr(cold_line, "_line_extrapolation", spy)
+    edges, xy = _grid(32, None)
+    J = np.random.default_rng(1).choice([-1.0, 1.0], len(edges))
+    beta = 28.0
+    m = IsingModel(n=1024, terms=tuple(map(tuple, edges.tolist())), weights=J, beta=beta)
+    value = planar_pfaffian._method_log_z(edges, beta * J, np.zeros(1024), [], xy, 1.0, 1024, {})
+    assert any(used)
+    assert value == pytest.approx(planar_log_z(m), rel=1e-13, abs=2e-9)
