@@ -7,10 +7,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from evaluators.oracles import executor_rates as er
-from evaluators.oracles import path_search as ps
+from evaluators.oracles.contraction import executor_rates as er
+from evaluators.oracles.contraction import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.executor_rates import DEFAULT_RATES, ExecutorRates, fit_rates
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES, ExecutorRates, fit_rates
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 

@@ -1,11 +1,12 @@
 """The oracle benchmarks run end to end at tiny sizes and their two paths agree (no timing asserted)."""
 
-from evaluators.oracles import binary_permute
-from evaluators.oracles import path_search as ps
+from evaluators.oracles.contraction import binary_permute
+from evaluators.oracles.contraction import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles import executor_rates, tn_bench
-from evaluators.oracles.executor_rates import DEFAULT_RATES
-from evaluators.oracles.oracle_bench import (
+from evaluators.oracles.contraction import executor_rates
+from evolve.bench import tn_bench
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES
+from evolve.bench.oracle_bench import (
     bench_planar,
     bench_tn,
     bench_treewidth,

@@ -10,10 +10,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from evaluators.oracles import path_search as ps
-from evaluators.oracles.executor_rates import ExecutorRates
+from evaluators.oracles.contraction import path_search as ps
+from evaluators.oracles.contraction.executor_rates import ExecutorRates
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.contraction.log_contraction import contract_log
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 

@@ -305,7 +305,7 @@ def test_applies_and_not_applicable():
 def test_sparse_skew_pfaffian_matches_dense_determinant():
     from scipy.sparse import coo_array
 
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+    from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian
 
     rng = np.random.default_rng(6)
     for trial in range(30):
@@ -327,7 +327,7 @@ def test_sparse_skew_pfaffian_matches_dense_determinant():
 def test_double_double_arithmetic_is_exact_to_32_digits():
     from numba import njit
 
-    from evaluators.oracles.double_double import dd_add, dd_div, dd_mul
+    from evaluators.oracles.linalg.double_double import dd_add, dd_div, dd_mul
 
     @njit
     def ops(a, b):
@@ -369,7 +369,7 @@ def test_p04_128_low_temperature_independent_of_elimination_order():
     the 1e-10 level here): evidence of stability where no exact reference reaches."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
     from evaluators.oracles.planar import _setup
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+    from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian
 
     m, _, _ = p04_model(128, 0, 8.0)
     emb, K, _, _ = _setup(m, "low_t")
@@ -387,7 +387,7 @@ def test_running_error_bound_covers_the_actual_error():
     the bounded elimination is at least the actual error against a dense slogdet."""
     from scipy.sparse import coo_array
 
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+    from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 
     rng = np.random.default_rng(9)
     for trial in range(20):
@@ -414,7 +414,7 @@ def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line(
     from evaluators.oracles.elimination import elimination_log_z
     from evaluators.oracles.planar import _setup
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+    from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
 
     m, _, _ = p04_model(12, 0, 40.0)
     ref = elimination_log_z(m, 22)

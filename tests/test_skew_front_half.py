@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.nested_dissection import grouped_dissection
+from evaluators.oracles.linalg.nested_dissection import grouped_dissection
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_front import eliminate_front
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_pfaffian import LEAF_NODES, log_abs_pfaffian
+from evaluators.oracles.linalg.skew_front import eliminate_front
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_pfaffian import LEAF_NODES, log_abs_pfaffian
 from tasks.registry import get_task
 
 

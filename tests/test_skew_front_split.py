@@ -1,4 +1,4 @@
-"""A front's dense updates shared by threads (:mod:`evaluators.oracles.skew_front_split`): the
+"""A front's dense updates shared by threads (:mod:`evaluators.oracles.linalg.skew_front_split`): the
 same front as the one-thread kernel bit for bit (pivots, logs, what remains), alone and inside
 the threaded elimination of P04 grids, where only a front running alone shares its updates."""
 
@@ -10,12 +10,12 @@ import threading
 import numpy as np
 import pytest
 
-from evaluators.oracles import skew_front_split
+from evaluators.oracles.linalg import skew_front_split
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_front_split import FrontHelpers, eliminate_front_half_split, row_bounds
-from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_front_split import FrontHelpers, eliminate_front_half_split, row_bounds
+from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian
 from tasks.registry import get_task
 
 

@@ -19,15 +19,15 @@ import pytest
 from scipy.sparse import coo_array
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
+from evaluators.oracles.linalg.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_pfaffian import (
+from evaluators.oracles.linalg.skew_pfaffian import (
     LEAF_NODES,
     eliminate_fronts,
     log_abs_pfaffian,
     log_abs_pfaffian_bounded,
 )
-from evaluators.oracles.subtree_threads import (
+from evaluators.oracles.linalg.subtree_threads import (
     MAX_THREADS,
     THREADS_MIN_NODES,
     default_threads,

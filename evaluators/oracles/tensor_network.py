@@ -8,7 +8,7 @@ a pair coupling J is the 2 x 2 tensor exp(beta (J s s' - |J|)), a field h the ve
 exp(beta (h s - |h|)), a k-spin term the 2^k tensor exp(beta (w prod s - |w|)) (k <= 12). Index
 value 0 means s = +1, 1 means s = -1. The subtracted beta |w| go back into log Z, so every entry
 is in (0, 1] and nothing overflows. The tensors are built as logs and contracted by
-:func:`evaluators.oracles.log_contraction.contract_log`: in float64 with every intermediate
+:func:`evaluators.oracles.contraction.log_contraction.contract_log`: in float64 with every intermediate
 checked for underflow, and in logs where that check fails (cold), so the result is exact at
 every beta. All entries are positive, so there is no cancellation. Spins in no term contribute
 log 2 each. When every term has an even number of spins (no fields), Z is even under the global
@@ -18,16 +18,16 @@ practical for small n.
 
 Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
-(:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
+(:mod:`evaluators.oracles.contraction.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
 installed, on both cores when it is long) runs until it has spent half as long as its best path
 is predicted to take to contract (30 s at most), scoring paths by flops plus F x memory writes
 (F and the prediction from this machine's executor rates, learned from the oracle's own
-contractions: :mod:`evaluators.oracles.executor_rates`), and its best two trees are refined by
+contractions: :mod:`evaluators.oracles.contraction.executor_rates`), and its best two trees are refined by
 subtree reconfiguration. Slicing keeps the largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
 default): the sliced indices are summed outside, at the price of some repeated work. The
-contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
+contraction is our own executor (:mod:`evaluators.oracles.contraction.linear_contraction`: blocked permutes
 of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each thread reusing its
-buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
+buffers from slice to slice; see :mod:`evaluators.oracles.contraction.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see docs/performance.md.
@@ -44,10 +44,10 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.executor_rates import record_contraction
-from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
+from evaluators.oracles.contraction.executor_rates import record_contraction
+from evaluators.oracles.contraction.log_contraction import SLICE_WORKERS, contract_log
 from evaluators.oracles.budget import affordable, remaining, total
-from evaluators.oracles.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, rates, resliced, search_tree,
+from evaluators.oracles.contraction.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, rates, resliced, search_tree,
                                             within_budget)
 from tasks.model import IsingModel
 

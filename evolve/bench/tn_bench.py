@@ -5,10 +5,10 @@ P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in 
 search scoring and stopping by the fixed executor costs of earlier rounds (``BEFORE``:
 ``executor_rates.DEFAULT_RATES``, a write worth 64 flops at 2e10 flops a second), and the permute
 kernel of the round before (``BEFORE_PERMUTE``: every entry gathered through offset tables in
-blocks of 2^12); "now": :mod:`evaluators.oracles.path_search` with this machine's learned rates
-(:mod:`evaluators.oracles.executor_rates`; the contractions of this benchmark add to the records,
+blocks of 2^12); "now": :mod:`evaluators.oracles.contraction.path_search` with this machine's learned rates
+(:mod:`evaluators.oracles.contraction.executor_rates`; the contractions of this benchmark add to the records,
 so on a machine without any the first rows are "now" by the default or a scaled default) and
-:mod:`evaluators.oracles.binary_permute` as configured. Both through
+:mod:`evaluators.oracles.contraction.binary_permute` as configured. Both through
 ``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by ``contract_log``
 (2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
 differ from run to run: the two configurations alternate in the order they run per seed. With
@@ -24,11 +24,11 @@ from contextlib import contextmanager
 
 import cotengra as ctg
 
-from evaluators.oracles import binary_permute
-from evaluators.oracles import path_search as ps
+from evaluators.oracles.contraction import binary_permute
+from evaluators.oracles.contraction import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.executor_rates import DEFAULT_RATES
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES
+from evaluators.oracles.contraction.log_contraction import contract_log
 from tasks.registry import get_task
 
 BEFORE = {"RATES": DEFAULT_RATES}  # the search's settings before this round: the fixed executor costs
@@ -132,7 +132,7 @@ def format_tn(rows: list[dict]) -> str:
     lines = ["P06, random 3-regular +-1 glass, beta = 1; before = the search scored and stopped by the fixed "
              f"executor costs (a write worth {DEFAULT_RATES.combo_factor} flops at "
              f"{DEFAULT_RATES.flops_per_second:.0e} flops a second); now = by this machine's learned costs "
-             "(evaluators/oracles/executor_rates.py; per row: a write's worth in flops and where that came from); "
+             "(evaluators/oracles/contraction/executor_rates.py; per row: a write's worth in flops and where that came from); "
              f"both stopped at {ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in "
              f"runs of 2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
              "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "

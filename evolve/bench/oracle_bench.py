@@ -2,7 +2,7 @@
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
 - tn: P06 (random 3-regular +-1 glass, beta = 1): the path search's previous settings and permute
-  blocks against now (:mod:`evaluators.oracles.tn_bench`).
+  blocks against now (:mod:`evolve.bench.tn_bench`).
 - planar: P04 (+-J grid): the oracle end to end in one thread against the elimination's subtrees
   in threads (wall and CPU seconds); the elimination in float64 and in double-double; the cost
   and size of the running bound; with threads, the lone fronts' dense updates shared or not.
@@ -17,7 +17,14 @@ import time
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.tn_bench import bench_tn, format_tn
+from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+from evaluators.oracles.elimination import elimination_log_z
+from evaluators.oracles.linalg.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+from evaluators.oracles.linalg.subtree_threads import default_threads
+from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
+from evaluators.oracles.tensor_network import tensor_network_log_z
+from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+from evolve.bench.tn_bench import bench_tn, format_tn
 from tasks.model import IsingModel
 from tasks.registry import get_task
 
@@ -45,10 +52,6 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
     runs taken in turns (the machine's other load comes and goes); then the Pfaffian elimination
     alone (threaded, in the oracle's layout) in float64 and in double-double, its delayed pivots
     and their difference; up to bounded_max_L also float64 with the running error bound."""
-    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
-    from evaluators.oracles.subtree_threads import default_threads
 
     if warm_up:  # compile every kernel first (numba), so no row pays for it
         bench_planar(cases=((6, (1.0, 20.0)),), bounded_max_L=6, warm_up=False)
@@ -137,9 +140,6 @@ def heap_tree(n: int, beta: float, seed: int = 0) -> IsingModel:
 
 def bench_treewidth(sizes=(1023, 4095, 32767), baseline_max_n: int = 4095) -> list[dict]:
     """One row per n: variable elimination against the tensor network and the transfer matrix."""
-    from evaluators.oracles.elimination import elimination_log_z
-    from evaluators.oracles.tensor_network import tensor_network_log_z
-    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 
     elimination_log_z(heap_tree(31, 1.0))  # JIT warm-up
     rows = []

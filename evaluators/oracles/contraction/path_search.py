@@ -4,7 +4,7 @@ and the best few trees it found refined by subtree reconfiguration.
 Trees are scored by flops plus F x entries written, and the search stops once it has run
 ``SEARCH_FRACTION`` of the time its best tree is predicted to take to contract
 (``predicted_seconds``), both by this machine's executor rates (:func:`rates`: learned from the
-oracle's own contractions, :mod:`evaluators.oracles.executor_rates`), but not before
+oracle's own contractions, :mod:`evaluators.oracles.contraction.executor_rates`), but not before
 ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S`` seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
 the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
 times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import cotengra as ctg
 
-from evaluators.oracles.executor_rates import ExecutorRates, executor_rates
+from evaluators.oracles.contraction.executor_rates import ExecutorRates, executor_rates
 
 SEARCH_WORKERS = 2  # processes the trials run in (the cores here)
 #: the executor's costs the search uses; None: this machine's, learned (tests and the benchmark set them)
@@ -62,7 +62,7 @@ _WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own
 
 def rates() -> ExecutorRates:
     """The executor's costs per flop and per written entry: ``RATES`` when set, else this
-    machine's (:func:`evaluators.oracles.executor_rates.executor_rates`)."""
+    machine's (:func:`evaluators.oracles.contraction.executor_rates.executor_rates`)."""
     return RATES if RATES is not None else executor_rates()
 
 

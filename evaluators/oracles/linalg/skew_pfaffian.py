@@ -9,11 +9,11 @@ the zero diagonal exact; with pivots chosen by size it is far better (1e-11 on t
 but float64 still loses about eps * exp(3.5 beta |J|) (e.g. 3e-4 on a few percent of 12 x 12
 glasses at beta = 8): the small weights exp(-2 beta |J|) enter sums whose leading orders cancel
 exactly when the couplings are degenerate. Hence an extended mode in double-double arithmetic
-(:mod:`evaluators.oracles.double_double`), which moves that loss 16 digits down.
+(:mod:`evaluators.oracles.linalg.double_double`), which moves that loss 16 digits down.
 
 The elimination is multifrontal:
 
-- ordering: nested dissection (:mod:`evaluators.oracles.nested_dissection`) whose cuts never
+- ordering: nested dissection (:mod:`evaluators.oracles.linalg.nested_dissection`) whose cuts never
   pass through a group of nodes (the weight-1 gadget units of the expanded dual);
 - fronts: a separator (or leaf) owns its nodes; its dense front gathers them, the nodes its
   children could not eliminate ("delayed"), and every later node they touch; the children's
@@ -30,14 +30,14 @@ them keeps a weight-1 entry into the separator while its other entries are weigh
 exp(-2 beta |J|); the threshold test rejects it (ratio below u once beta |J| > 2.3) and it is
 delayed to every front above, which grows them (P04 L = 256 at beta = 8: 118k delayed pivots,
 root front 1018 against 399 at beta = 1). The dissection therefore gives such a group one more
-separator node (:func:`evaluators.oracles.nested_dissection.nested_dissection`, even_remainder:
+separator node (:func:`evaluators.oracles.linalg.nested_dissection.nested_dissection`, even_remainder:
 118k -> 44k delayed), and the fronts are eliminated on one triangle
-(:mod:`evaluators.oracles.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
+(:mod:`evaluators.oracles.linalg.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
 The running error bound keeps the plain layout and the full-storage kernel it was analysed for.
 
 Threads: the subtrees under a separator are independent until it, so :func:`eliminate_fronts`
 takes a range of the postorder and the contribution stack as input and output, runs without
-the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees three levels below the
+the GIL, and :mod:`evaluators.oracles.linalg.subtree_threads` runs the subtrees three levels below the
 root in threads and the seven fronts above them as their children finish (from 50k nodes, on
 the cores the process may use; the dissection's lower levels are cut in threads too). Each
 front gets the same blocks in the same order as in the serial run and the fronts' logs are
@@ -46,7 +46,7 @@ to the root run one after another, and cold they are the largest (P04 L = 256, b
 double-double: the root front 1030 nodes, 651 of them delayed from below; the nine fronts of
 700 nodes and more about a third of the elimination's CPU time), so a front that runs while no
 other task does shares its large dense updates with helper threads
-(:mod:`evaluators.oracles.skew_front_split`, the same front bit for bit).
+(:mod:`evaluators.oracles.linalg.skew_front_split`, the same front bit for bit).
 
 Measured (P04, ``evolve perf planar``; docs/performance.md for the table and the load): L = 64 0.03-0.05 s
 CPU in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder,
@@ -58,12 +58,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
-from evaluators.oracles.nested_dissection import grouped_dissection
-from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_front_split import FrontHelpers, eliminate_front_half_split
-from evaluators.oracles.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
+from evaluators.oracles.linalg.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
+from evaluators.oracles.linalg.nested_dissection import grouped_dissection
+from evaluators.oracles.linalg.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_front_split import FrontHelpers, eliminate_front_half_split
+from evaluators.oracles.linalg.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
 
 PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
@@ -74,7 +74,7 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
                      half, front_logs, front_errs, front_stats):
     """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
     (perm, own_lo, own_hi, n_child; owner[v] = tree node owning matrix node v) of the skew
-    matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.front_stack.empty_stack`)
+    matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.linalg.front_stack.empty_stack`)
     holds, on top, the contribution blocks of the children of the range's first fronts that lie
     outside it; each front pops its children's blocks and pushes its own. Returns (the stack after the range,
     singular). Writes front_logs[t] = sum of ln |pivot| of front t and front_errs[t] its error
@@ -141,7 +141,7 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
     """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
     postordered dissection tree (perm, own_lo, own_hi, n_child) by :func:`eliminate_fronts`
     (arguments as there); with threads > 1 the subtrees below the top levels of the tree run
-    concurrently (:mod:`evaluators.oracles.subtree_threads`), and with share_fronts a front
+    concurrently (:mod:`evaluators.oracles.linalg.subtree_threads`), and with share_fronts a front
     running alone shares its dense updates with helper threads. Every front gets the same inputs in
     the same order either way, and the fronts' logs are summed in postorder afterwards, so the
     result does not depend on threads. (-inf, inf) when A is (numerically) singular."""
@@ -181,7 +181,7 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
 def _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, u, ext, front_logs, front_stats,
                   helpers: FrontHelpers, alone):
     """:func:`eliminate_fronts` for the single front t (one-triangle kernel, no bound), its dense
-    updates shared with the helpers while alone() (:mod:`evaluators.oracles.skew_front_split`);
+    updates shared with the helpers while alone() (:mod:`evaluators.oracles.linalg.skew_front_split`);
     the same front, bit for bit. Returns (stack, singular)."""
     N = perm.shape[0]
     T = own_lo.shape[0]
@@ -213,13 +213,13 @@ def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray 
     digits). front_stats: a list that receives an array of (front size, fully summed nodes,
     delayed nodes) per front. even_separators: separators that leave every cut group an even
     remainder (for cold Kasteleyn matrices, see above); half_kernel: fronts eliminated on one
-    triangle (:mod:`evaluators.oracles.skew_front_half`; default: in double-double, where it
+    triangle (:mod:`evaluators.oracles.linalg.skew_front_half`; default: in double-double, where it
     halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
     bounded run. threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e.
     one thread below 50k nodes or while other work leaves no core free, else the usable cores up
     to 4); the value does not depend on it.
     share_fronts (with threads): a front running alone shares its dense updates with the idle
-    threads (:mod:`evaluators.oracles.skew_front_split`). Off by default: with both cores free the
+    threads (:mod:`evaluators.oracles.linalg.skew_front_split`). Off by default: with both cores free the
     whole elimination was 12-15% slower with it (P04 L = 256, beta = 5 and 8: 2.5-2.7 s against
     2.2-2.5 s), the hand-over per pivot costing more than the split update saves.
     Returns -inf when A is singular.
