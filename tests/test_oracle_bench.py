@@ -38,7 +38,7 @@ def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monke
     rows = bench_tn(sizes=(60,), seeds=(0, 1))
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
     assert all(r["abs_diff"] < 1e-10 for r in rows)
-    assert ps.RATES is None   # before's costs were set for its block only
+    assert executor_rates.current() is DEFAULT_RATES   # each side's rates were passed, no scope left open
     assert all(r["before_rates"] == f"{DEFAULT_RATES.combo_factor} (default)" for r in rows)
     assert all(r["now_rates"] == "300 (fitted)" for r in rows)
     assert (binary_permute.BLOCK_BITS, binary_permute.RUN_BITS) == (2, 2)
