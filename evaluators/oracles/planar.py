@@ -70,7 +70,8 @@ from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multip
 from evaluators.oracles.planar_ground import MILP_TIME_S, min_t_join
 from evaluators.oracles.transfer_matrix import DEFAULT_MAX_WIDTH as TM_MAX_WIDTH
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
-from evaluators.oracles.linalg.skew_pfaffian import PIVOT_THRESHOLD, log_abs_pfaffian, log_abs_pfaffian_bounded
+from evaluators.oracles.linalg.skew_pfaffian import (PIVOT_THRESHOLD, PfaffianSettings, log_abs_pfaffian,
+                                                     log_abs_pfaffian_bounded)
 from tasks.model import IsingModel
 
 METHODS = ("auto", "high_t", "low_t")
@@ -174,8 +175,8 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if top > MAX_BETA_J or _needs_cold_guard(walled):
         return shift + _cold_log_z(emb, K, top, extended)
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
-    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended, even_separators=top > EVEN_SEPARATORS_ABOVE,
-                             threads=threads)
+    value = log_abs_pfaffian(M, unit_ptr, coords, PfaffianSettings(extended=extended, threads=threads,
+                                                                   even_separators=top > EVEN_SEPARATORS_ABOVE))
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value
@@ -192,7 +193,7 @@ def _certified_log_z(emb, K: np.ndarray, extended: bool) -> tuple[float, float]:
     # that one cannot vouch (each bound is rigorous for its own value; keep the tighter)
     for group_units in (FACE_GROUP_UNITS, 1):
         M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, group_units)
-        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
+        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, PfaffianSettings(extended=extended))
         # the weights exp(-2|K|) are rounded (<= 2 ulp); d ln Pf / d ln w_e is the probability that
         # e is in the matching (all matchings count positively): that moves ln Pf by <= N/2 * 2^-51
         bound += M.shape[0] * 2.0 ** -52
