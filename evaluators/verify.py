@@ -21,6 +21,7 @@ from evaluators.checks.judgement import JudgeBudget, judge
 from evaluators.checks.nishimori_rungs import NishimoriBudget, nishimori_stage
 from evaluators.ladder import LadderBudget, climb
 from evaluators.oracle_cache import reference
+from evaluators.oracles.contraction.executor_rates import ExecutorRates, using
 from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.submission import Submission
@@ -39,6 +40,9 @@ class VerifyOptions:
     judge: bool = True         # complexity, class and physics for every candidate that ran
     judge_budget: JudgeBudget = JudgeBudget()
     nishimori: NishimoriBudget | None = NishimoriBudget()   # Tier 2 physics rungs beyond the verified sizes
+    #: what a flop and a written entry cost the tensor-network oracle's executor: the rates a run learned once
+    #: and recorded in its directory (None: the oracle's fixed default, DEFAULT_RATES)
+    executor_rates: ExecutorRates | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,14 @@ def probe_set(task: Task, seed: int, samples: int) -> list[Probe]:
 def verify(task: Task, sub: Submission, options: VerifyOptions = VerifyOptions(), sandbox: Sandbox | None = None,
            profile: Profile | None = None) -> Verdict:
     """Judge ``sub`` on ``task``; the returned Verdict's ``verdict`` is accept or reject. A
-    ``profile`` given is filled with where the time went (:mod:`evaluators.profile`)."""
+    ``profile`` given is filled with where the time went (:mod:`evaluators.profile`). Exact oracles
+    called on the way search their contraction paths by ``options.executor_rates``."""
+    with using(options.executor_rates):
+        return _verify(task, sub, options, sandbox, profile)
+
+
+def _verify(task: Task, sub: Submission, options: VerifyOptions, sandbox: Sandbox | None,
+            profile: Profile | None) -> Verdict:
     v = Verdict(task=task.id, confidence=sub.confidence)
     v.complexity.claimed = sub.complexity_O
     v.class_.claimed = sub.tractable_class

@@ -35,6 +35,7 @@ import yaml
 
 from evaluators.checks.judgement import JudgeBudget
 from evaluators.ladder import LadderBudget
+from evaluators.oracles.contraction.executor_rates import ExecutorRates
 from evaluators.verify import VerifyOptions
 from evolve.tuning.space import parse_space
 from search.llm.config import LLMConfig, refuse_key_fields
@@ -69,9 +70,10 @@ class Evaluator:
     ladder_max_n: int | None = None      # climb no size above this (quick runs); None: the task's whole ladder
     judge: bool = True                   # complexity, class and physics checks
 
-    def verify_options(self, seed: int) -> VerifyOptions:
+    def verify_options(self, seed: int, executor_rates: ExecutorRates | None = None) -> VerifyOptions:
+        """The verifier's options; ``executor_rates``: the run's recorded rates (``RunStore.executor_rates``)."""
         return VerifyOptions(seed=seed, samples=self.samples, timeout_s=self.timeout_s, memory_mb=self.memory_mb,
-                             ladder=self.ladder, judge=self.judge,
+                             ladder=self.ladder, judge=self.judge, executor_rates=executor_rates,
                              ladder_budget=LadderBudget(rung_timeout_s=self.rung_timeout_s, memory_mb=self.memory_mb,
                                                         total_s=self.ladder_total_s, max_n=self.ladder_max_n),
                              judge_budget=JudgeBudget(memory_mb=self.memory_mb))

@@ -194,3 +194,70 @@ def test_no_module_decides_by_the_words_of_another_layers_message():
                         and node.func.attr in ("startswith", "endswith") and textual(node.func.value):
                     found.append(f"{rel}:{node.lineno}")
     assert not found, f"decisions on a message's words: {found}"
+
+
+def _all_imports(path: Path) -> set[str]:
+    """The project modules ``path`` imports anywhere (top level or inside functions)."""
+    return {dep for _, name in imports(path, top_level_only=False) if (dep := resolve(name)) is not None}
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+ORACLES = "evaluators.oracles"
+LINALG, CONTRACTION, METHODS = f"{ORACLES}.linalg", f"{ORACLES}.contraction", f"{ORACLES}.methods"
+#: what every kind of oracle module may use: the shared signals and the call's time budget
+ORACLE_COMMON = {f"{ORACLES}.base", f"{ORACLES}.budget"}
+#: the benchmarks of evolve/bench and the modules that may run them: their commands and the bench report
+BENCH_USERS = ("evolve.bench", "evolve.commands", "evolve.report.bench_report")
+
+
+def test_benchmarks_live_outside_the_product_and_only_their_commands_load_them():
+    """Benchmark harnesses (which time one configuration against another, and may reach into a
+    module's internals to do it) are in evolve/bench, not beside what they measure; the engine, the
+    store, the analysis and tuning never load them, and no oracle module is named like one."""
+    loaders = sorted(name for name, path in MODULES.items()
+                     if not any(_under(name, user) for user in BENCH_USERS)
+                     and any(_under(dep, "evolve.bench") for dep in _all_imports(path)))
+    assert not loaders, f"modules outside the benchmarks and their commands that import evolve.bench: {loaders}"
+    harnesses = sorted(name for name in MODULES if _under(name, ORACLES)
+                       and name.rsplit(".", 1)[-1].endswith(("_bench", "_perf")))
+    assert not harnesses, f"benchmark harnesses inside the oracle package: {harnesses}"
+
+
+def test_oracle_methods_are_registered_only_by_their_adapters():
+    """The method registry is reached by the adapters (evaluators/oracles/methods/, one module per
+    method, each registering itself) and by the registry that chooses among them; an adapter reaches
+    its method's own module, never the linear algebra or the contraction machinery directly."""
+    users = sorted(name for name, path in MODULES.items()
+                   if not _under(name, METHODS) and METHODS in _all_imports(path))
+    assert users == [f"{ORACLES}.registry"], f"modules besides the registry that use the method registry: {users}"
+    adapters = [name for name in MODULES if _under(name, METHODS) and name != METHODS]
+    assert len(adapters) >= 10
+    for name in adapters:
+        text = MODULES[name].read_text(encoding="utf-8")
+        assert "register(sys.modules[__name__])" in text, f"{name} does not register itself"
+        reached = {dep for dep in _all_imports(MODULES[name]) if _under(dep, ORACLES) and dep != METHODS}
+        machinery = sorted(dep for dep in reached if _under(dep, LINALG) or _under(dep, CONTRACTION))
+        assert not machinery, f"{name} reaches the machinery past its method's module: {machinery}"
+    registering = sorted(name for name, path in MODULES.items() if _under(name, ORACLES) and not _under(name, METHODS)
+                         and "register(sys.modules[__name__])" in path.read_text(encoding="utf-8"))
+    assert not registering, f"oracle modules registering outside methods/: {registering}"
+
+
+def test_linear_algebra_and_contraction_are_libraries_below_the_methods():
+    """evaluators/oracles/linalg (the sparse skew Pfaffian and its kernels) imports nothing of the
+    project but itself: no model, no budget, no contraction. evaluators/oracles/contraction (path
+    search, executor rates, executor) imports itself, the oracles' shared signals and budget, and the
+    oracle cache's directory (where the machine's rates are learned); never linalg, never a method's
+    module. The methods' modules (planar, torus_sparse, tensor_network, ...) are what put them to use."""
+    wrong = []
+    for name, path in MODULES.items():
+        deps = _all_imports(path) - {name}
+        if _under(name, LINALG):
+            wrong += [(name, d) for d in deps if not _under(d, LINALG)]
+        elif _under(name, CONTRACTION):
+            allowed = ORACLE_COMMON | {"evaluators.oracle_cache"}
+            wrong += [(name, d) for d in deps if not _under(d, CONTRACTION) and d not in allowed]
+    assert not wrong, f"imports across the oracle sub-packages: {sorted(wrong)}"

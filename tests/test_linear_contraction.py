@@ -8,11 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from evaluators.oracles import binary_permute
-from evaluators.oracles import linear_contraction as lin
+from evaluators.oracles.contraction import binary_permute
+from evaluators.oracles.contraction import linear_contraction as lin
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.binary_permute import permute_binary
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.contraction.binary_permute import permute_binary
+from evaluators.oracles.contraction.log_contraction import contract_log
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluators.oracles.nested_dissection import coordinate_ranks, stable_order
+from evaluators.oracles.linalg.nested_dissection import coordinate_ranks, stable_order
 
 
 def test_stable_order_is_numpys_stable_argsort_of_the_coordinates():

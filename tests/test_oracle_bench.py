@@ -1,11 +1,12 @@
 """The oracle benchmarks run end to end at tiny sizes and their two paths agree (no timing asserted)."""
 
-from evaluators.oracles import binary_permute
-from evaluators.oracles import path_search as ps
+from evaluators.oracles.contraction import binary_permute
+from evaluators.oracles.contraction import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles import executor_rates, tn_bench
-from evaluators.oracles.executor_rates import DEFAULT_RATES
-from evaluators.oracles.oracle_bench import (
+from evaluators.oracles.contraction import executor_rates
+from evolve.bench import tn_bench
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES
+from evolve.bench.oracle_bench import (
     bench_planar,
     bench_tn,
     bench_treewidth,
@@ -37,7 +38,7 @@ def test_tn_bench_compares_the_old_and_new_search_on_searched_sliced_trees(monke
     rows = bench_tn(sizes=(60,), seeds=(0, 1))
     assert len(rows) == 2 and all(r["now_slices"] > 1 and r["before_slices"] > 1 for r in rows)
     assert all(r["abs_diff"] < 1e-10 for r in rows)
-    assert ps.RATES is None   # before's costs were set for its block only
+    assert executor_rates.current() is DEFAULT_RATES   # each side's rates were passed, no scope left open
     assert all(r["before_rates"] == f"{DEFAULT_RATES.combo_factor} (default)" for r in rows)
     assert all(r["now_rates"] == "300 (fitted)" for r in rows)
     assert (binary_permute.BLOCK_BITS, binary_permute.RUN_BITS) == (2, 2)

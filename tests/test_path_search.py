@@ -10,10 +10,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from evaluators.oracles import path_search as ps
-from evaluators.oracles.executor_rates import ExecutorRates
+from evaluators.oracles.contraction import path_search as ps
+from evaluators.oracles.contraction.executor_rates import ExecutorRates, current, using
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.contraction.log_contraction import contract_log
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
 
@@ -31,7 +31,7 @@ SLOW = ExecutorRates(1.0, 64.0)
 
 def _searched_log_z(model, max_width=8, max_trials=10):
     net = tn._build(model)
-    tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], max_width, max_trials=max_trials)
+    tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], max_width, current(), max_trials=max_trials)
     assert tree.contraction_width() <= max_width
     return net.log_offset + contract_log(tree, net.arrays)
 
@@ -50,10 +50,10 @@ def eager_pool(monkeypatch):
 
     monkeypatch.setattr(ps, "POOL_WORTH_S", 0.0)
     monkeypatch.setattr(ps, "PROBE_TRIALS", 2)
-    monkeypatch.setattr(ps, "RATES", SLOW)
     monkeypatch.setattr(ps, "MAX_SEARCH_TRIALS", 10)
     monkeypatch.setattr(ps, "_pool", recording)
-    return made
+    with using(SLOW):       # the rates the oracle's searches are given, as a run gives its evaluators
+        yield made
 
 
 def test_search_in_the_pool_against_the_transfer_matrix(eager_pool):
@@ -112,20 +112,21 @@ def test_auto_paths_search_when_greedy_is_costly(monkeypatch, eager_pool):
     assert tn.contraction_width(base, max_width=7) <= 7
 
 
-def test_predicted_seconds_weighs_writes(monkeypatch):
-    monkeypatch.setattr(ps, "RATES", ExecutorRates(1e-10, 3e-8))
-    assert ps.predicted_seconds(2e10, 0.0) == pytest.approx(2.0)
-    assert ps.predicted_seconds(1e10, 1e8 / 3) == pytest.approx(2.0)
-    assert ps.predicted_seconds(1e10, 0.0, ExecutorRates(1e-9, 1e-9)) == pytest.approx(10.0)   # given costs win
+def test_predicted_seconds_weighs_writes():
+    costs = ExecutorRates(1e-10, 3e-8)
+    assert ps.predicted_seconds(2e10, 0.0, costs) == pytest.approx(2.0)
+    assert ps.predicted_seconds(1e10, 1e8 / 3, costs) == pytest.approx(2.0)
+    assert ps.predicted_seconds(1e10, 0.0, ExecutorRates(1e-9, 1e-9)) == pytest.approx(10.0)
 
 
 def _search_in_a_ray_worker():
     """Runs in a Ray worker: a search made to go to its pool, and whether it got one."""
     made = []
     make = ps._pool
-    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.RATES, ps.MAX_SEARCH_TRIALS = 0.0, 2, SLOW, 10
+    ps.POOL_WORTH_S, ps.PROBE_TRIALS, ps.MAX_SEARCH_TRIALS = 0.0, 2, 10
     ps._pool = lambda workers: made.append(make(workers)) or made[-1]
-    return _searched_log_z(_glass(36, 6)), [pool is not None for pool in made]
+    with using(SLOW):
+        return _searched_log_z(_glass(36, 6)), [pool is not None for pool in made]
 
 
 @pytest.mark.slow
@@ -190,7 +191,6 @@ def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
 def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
     """With the contraction predicted to take ages (1 s a flop), only the cap stops the search:
     at MIN_TRIALS when the cap is 0, at max_trials without it."""
-    monkeypatch.setattr(ps, "RATES", SLOW)
     monkeypatch.setattr(ps, "MIN_TRIALS", 3)
     monkeypatch.setattr(ps, "PROBE_TRIALS", 3)
     net = tn._build(_glass(30, 8))
@@ -199,7 +199,7 @@ def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
     monkeypatch.setattr(ps, "hyper_optimizer", lambda *a, **k: counted.append(make(*a, **k)) or counted[-1])
     for cap, trials in ((0.0, 3), (1e9, 9)):
         monkeypatch.setattr(ps, "MAX_SEARCH_S", cap)
-        ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=9, workers=1)
+        ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, SLOW, max_trials=9, workers=1)
         assert len(counted[-1].scores) == trials, cap
 
 

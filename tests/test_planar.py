@@ -305,7 +305,7 @@ def test_applies_and_not_applicable():
 def test_sparse_skew_pfaffian_matches_dense_determinant():
     from scipy.sparse import coo_array
 
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+    from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, PfaffianSettings, log_abs_pfaffian
 
     rng = np.random.default_rng(6)
     for trial in range(30):
@@ -317,7 +317,7 @@ def test_sparse_skew_pfaffian_matches_dense_determinant():
                       shape=(N, N))
         sign, logdet = np.linalg.slogdet(A.toarray())
         for extended in (False, True):
-            got = log_abs_pfaffian(A, extended=extended, leaf_nodes=int(rng.integers(2, 20)))
+            got = log_abs_pfaffian(A, settings=PfaffianSettings(extended=extended, leaf_nodes=int(rng.integers(2, 20))))
             if sign == 0:
                 assert got == -np.inf or got < 0.5 * logdet + 1e-6
             else:
@@ -327,7 +327,7 @@ def test_sparse_skew_pfaffian_matches_dense_determinant():
 def test_double_double_arithmetic_is_exact_to_32_digits():
     from numba import njit
 
-    from evaluators.oracles.double_double import dd_add, dd_div, dd_mul
+    from evaluators.oracles.linalg.double_double import dd_add, dd_div, dd_mul
 
     @njit
     def ops(a, b):
@@ -369,13 +369,13 @@ def test_p04_128_low_temperature_independent_of_elimination_order():
     the 1e-10 level here): evidence of stability where no exact reference reaches."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
     from evaluators.oracles.planar import _setup
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+    from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, log_abs_pfaffian
 
     m, _, _ = p04_model(128, 0, 8.0)
     emb, K, _, _ = _setup(m, "low_t")
     A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
-    a = log_abs_pfaffian(A, unit_ptr, coords, extended=True)
-    b = log_abs_pfaffian(A, unit_ptr, coords, extended=True, u=0.5, leaf_nodes=24)
+    a = log_abs_pfaffian(A, unit_ptr, coords, settings=PfaffianSettings(extended=True))
+    b = log_abs_pfaffian(A, unit_ptr, coords, settings=PfaffianSettings(extended=True, u=0.5, leaf_nodes=24))
     assert close(pre + a, pre + b, 1e-14)
     assert close(planar_log_z(m), pre + a, 1e-15)
 
@@ -387,7 +387,7 @@ def test_running_error_bound_covers_the_actual_error():
     the bounded elimination is at least the actual error against a dense slogdet."""
     from scipy.sparse import coo_array
 
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+    from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, log_abs_pfaffian, log_abs_pfaffian_bounded
 
     rng = np.random.default_rng(9)
     for trial in range(20):
@@ -400,8 +400,9 @@ def test_running_error_bound_covers_the_actual_error():
         if sign == 0:
             continue
         for extended in (False, True):
-            value, bound = log_abs_pfaffian_bounded(A, extended=extended)
-            assert value == log_abs_pfaffian(A, extended=extended, half_kernel=False)  # the same elimination
+            value, bound = log_abs_pfaffian_bounded(A, settings=PfaffianSettings(extended=extended))
+            same = log_abs_pfaffian(A, settings=PfaffianSettings(extended=extended, half_kernel=False))
+            assert value == same  # the same elimination
             assert abs(value - 0.5 * logdet) <= bound + 1e-12 * abs(logdet), (trial, extended)
 
 
@@ -414,15 +415,15 @@ def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line(
     from evaluators.oracles.elimination import elimination_log_z
     from evaluators.oracles.planar import _setup
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
+    from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, log_abs_pfaffian, log_abs_pfaffian_bounded
 
     m, _, _ = p04_model(12, 0, 40.0)
     ref = elimination_log_z(m, 22)
     emb, K, shift, _ = _setup(m, "low_t")
     A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, 1)   # single units: the old order
-    unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, extended=True, half_kernel=False)
+    unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, PfaffianSettings(extended=True, half_kernel=False))
     assert abs(unguarded - ref) > 0.3
-    assert log_abs_pfaffian_bounded(A, unit_ptr, coords, extended=True)[1] >= abs(unguarded - ref)
+    assert log_abs_pfaffian_bounded(A, unit_ptr, coords, PfaffianSettings(extended=True))[1] >= abs(unguarded - ref)
     for beta in (40.0, 200.0, 1e4):
         assert close(planar_log_z(m.with_beta(beta)), elimination_log_z(m.with_beta(beta), 22), 1e-12), beta
     warm = p04_model(16, 2, 40.0)[0]

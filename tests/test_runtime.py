@@ -16,7 +16,7 @@ from evolve.store.journal import read_journal
 from evolve.engine.engine import STATE_SCHEMA
 from evolve.engine.plan import Replay
 from evolve.engine.progress import Progress
-from evolve.store.run_store import RunStore
+from evolve.store.run_store import RunStore, read_executor_rates
 from run_population import population
 
 ray = pytest.importorskip("ray")
@@ -67,6 +67,7 @@ def test_launch_finds_an_accepted_program_and_spreads_work(clean_run):
     assert any(r["verdict"]["verdict"] == "accept" for r in evals)
     assert len({r["worker"] for r in evals}) == 2, "both evaluator actors did work"
     assert (store.path / "best" / "program.py").exists() and (store.path / "snapshots").is_dir()
+    assert read_executor_rates(store.path) is not None   # the oracle's executor rates its evaluators used
     ids = [r["id"] for r in evals]
     assert len(ids) == len(set(ids))
     status = yaml.safe_load((store.path / "status.json").read_text())

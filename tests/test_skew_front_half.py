@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.nested_dissection import grouped_dissection
+from evaluators.oracles.linalg.nested_dissection import grouped_dissection
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_front import eliminate_front
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_pfaffian import LEAF_NODES, log_abs_pfaffian
+from evaluators.oracles.linalg.skew_front import eliminate_front
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, LEAF_NODES, log_abs_pfaffian
 from tasks.registry import get_task
 
 
@@ -90,7 +90,9 @@ def test_cold_layout_gives_the_same_log_pfaffian_with_fewer_delayed_pivots(beta)
     for seed in range(3):
         A, _, group_ptr, coords = p04_matrix(32, beta, seed)
         plain_stats, cold_stats = [], []
-        plain = log_abs_pfaffian(A, group_ptr, coords, extended=True, half_kernel=False, front_stats=plain_stats)
-        cold = log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, front_stats=cold_stats)
+        plain = log_abs_pfaffian(A, group_ptr, coords, PfaffianSettings(extended=True, half_kernel=False),
+                                 front_stats=plain_stats)
+        cold = log_abs_pfaffian(A, group_ptr, coords, PfaffianSettings(extended=True, even_separators=True),
+                                front_stats=cold_stats)
         assert abs(cold - plain) <= 1e-13 * abs(plain), (beta, seed)
         assert cold_stats[0][:, 2].sum() < 0.75 * plain_stats[0][:, 2].sum(), (beta, seed)

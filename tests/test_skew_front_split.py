@@ -1,4 +1,4 @@
-"""A front's dense updates shared by threads (:mod:`evaluators.oracles.skew_front_split`): the
+"""A front's dense updates shared by threads (:mod:`evaluators.oracles.linalg.skew_front_split`): the
 same front as the one-thread kernel bit for bit (pivots, logs, what remains), alone and inside
 the threaded elimination of P04 grids, where only a front running alone shares its updates."""
 
@@ -10,12 +10,12 @@ import threading
 import numpy as np
 import pytest
 
-from evaluators.oracles import skew_front_split
+from evaluators.oracles.linalg import skew_front_split
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_front_split import FrontHelpers, eliminate_front_half_split, row_bounds
-from evaluators.oracles.skew_pfaffian import log_abs_pfaffian
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_front_split import FrontHelpers, eliminate_front_half_split, row_bounds
+from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, SkewSystem, log_abs_pfaffian, multifrontal_log_pf
 from tasks.registry import get_task
 
 
@@ -90,23 +90,33 @@ def test_threaded_elimination_shares_the_lone_fronts_and_keeps_the_value(small_s
     monkeypatch.setattr(skew_front_split, "dense_rows", counted)
     A, _, group_ptr, coords = p04_matrix(64, 8.0)
     stats = {1: [], 2: []}
-    values = {threads: log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True,
-                                        front_stats=stats[threads], threads=threads, share_fronts=True)
-              for threads in (1, 2)}
+    values = {threads: _shared(A, group_ptr, coords, threads, stats[threads]) for threads in (1, 2)}
     assert np.isfinite(values[1]) and values[2] == values[1]
     assert np.array_equal(stats[2][0], stats[1][0])
     assert any(name.startswith("front-helper") for name in ran_in)
+
+
+def _shared(A, group_ptr, coords, threads: int, stats: list | None = None) -> float:
+    """The cold double-double elimination with a lone front's dense updates shared with helper
+    threads (``multifrontal_log_pf``'s share_fronts: not a setting of the oracle, which never shares)."""
+    settings = PfaffianSettings(extended=True, even_separators=True, threads=threads)
+    system = SkewSystem.of(A, group_ptr, coords, settings, threads)
+    front_stats = np.zeros((system.fronts, 3), np.int64)
+    value = multifrontal_log_pf(system, settings, threads, front_stats=front_stats, share_fronts=True)[0]
+    if stats is not None:
+        stats.append(front_stats)
+    return float(value)
 
 
 def _shared_fronts_log_pf(L: int) -> float:
     """Threaded, with every dense update of 8 rows and more shared (for a forked process)."""
     skew_front_split.SPLIT_MIN_ROWS = 8
     A, _, group_ptr, coords = p04_matrix(L, 8.0)
-    return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2, share_fronts=True)
+    return _shared(A, group_ptr, coords, 2)
 
 
 def test_shared_fronts_in_a_forked_process():
     A, _, group_ptr, coords = p04_matrix(40, 8.0)
-    serial = log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=1)
+    serial = log_abs_pfaffian(A, group_ptr, coords, PfaffianSettings(extended=True, even_separators=True, threads=1))
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(_shared_fronts_log_pf, (40,)) == serial

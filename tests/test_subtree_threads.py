@@ -19,15 +19,16 @@ import pytest
 from scipy.sparse import coo_array
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
+from evaluators.oracles.linalg.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
 from evaluators.oracles.planar import _setup
-from evaluators.oracles.skew_pfaffian import (
+from evaluators.oracles.linalg.skew_pfaffian import (
     LEAF_NODES,
+    PfaffianSettings,
     eliminate_fronts,
     log_abs_pfaffian,
     log_abs_pfaffian_bounded,
 )
-from evaluators.oracles.subtree_threads import (
+from evaluators.oracles.linalg.subtree_threads import (
     MAX_THREADS,
     THREADS_MIN_NODES,
     default_threads,
@@ -84,8 +85,8 @@ def test_threads_give_the_serial_value_bit_for_bit(beta, extended, cold):
         values = {}
         for threads in (1, 2, 3):
             stats[threads] = []
-            values[threads] = log_abs_pfaffian(A, group_ptr, coords, extended=extended, even_separators=cold,
-                                               front_stats=stats[threads], threads=threads)
+            settings = PfaffianSettings(extended=extended, even_separators=cold, threads=threads)
+            values[threads] = log_abs_pfaffian(A, group_ptr, coords, settings, front_stats=stats[threads])
         assert np.isfinite(values[1])
         assert values[2] == values[1] and values[3] == values[1], (L, values)
         assert np.array_equal(stats[2][0], stats[1][0]) and np.array_equal(stats[3][0], stats[1][0])
@@ -93,9 +94,9 @@ def test_threads_give_the_serial_value_bit_for_bit(beta, extended, cold):
 
 def test_threads_give_the_bounded_run_bit_for_bit():
     A, _, group_ptr, coords = p04_matrix(48, 6.0)
-    serial = log_abs_pfaffian_bounded(A, group_ptr, coords, threads=1)
+    serial = log_abs_pfaffian_bounded(A, group_ptr, coords, settings=PfaffianSettings(threads=1))
     assert np.isfinite(serial[0]) and serial[1] > 0.0
-    assert log_abs_pfaffian_bounded(A, group_ptr, coords, threads=2) == serial
+    assert log_abs_pfaffian_bounded(A, group_ptr, coords, settings=PfaffianSettings(threads=2)) == serial
 
 
 def test_singular_matrix_is_minus_infinity_in_threads():
@@ -114,8 +115,9 @@ def test_singular_matrix_is_minus_infinity_in_threads():
                                                             np.concatenate([j[keep], i[keep]]))),
                       shape=(side * side, side * side))
         for extended in (False, True):
-            serial = log_abs_pfaffian(A, coords=xy, extended=extended, leaf_nodes=8, threads=1)
-            threaded = log_abs_pfaffian(A, coords=xy, extended=extended, leaf_nodes=8, threads=2)
+            serial = log_abs_pfaffian(A, coords=xy, settings=PfaffianSettings(extended=extended, leaf_nodes=8, threads=1))
+            threaded = log_abs_pfaffian(A, coords=xy,
+                                        settings=PfaffianSettings(extended=extended, leaf_nodes=8, threads=2))
             assert threaded == serial
             assert (serial == -np.inf) == singular, (isolated, extended, serial)
 
@@ -143,12 +145,12 @@ def test_default_threads_take_one_while_other_work_leaves_no_core_free(tmp_path)
 
 def _threaded_log_pf(L: int) -> float:
     A, _, group_ptr, coords = p04_matrix(L, 8.0)
-    return log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=2)
+    return log_abs_pfaffian(A, group_ptr, coords, PfaffianSettings(extended=True, even_separators=True, threads=2))
 
 
 def test_threads_inside_a_forked_process_and_with_one_numba_thread():
     A, _, group_ptr, coords = p04_matrix(32, 8.0)
-    serial = log_abs_pfaffian(A, group_ptr, coords, extended=True, even_separators=True, threads=1)
+    serial = log_abs_pfaffian(A, group_ptr, coords, PfaffianSettings(extended=True, even_separators=True, threads=1))
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(_threaded_log_pf, (32,)) == serial
     code = ("from tests.test_subtree_threads import _threaded_log_pf; "

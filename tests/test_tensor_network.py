@@ -9,9 +9,9 @@ import pytest
 from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.oracles import tensor_network as tn
 from evaluators.oracles.brute import brute_log_z
-from evaluators.oracles.log_contraction import contract_log, log_matmul
+from evaluators.oracles.contraction.log_contraction import contract_log, log_matmul
 from evaluators.oracles.naive import naive_log_z
-from evaluators.oracles.path_search import hyper_optimizer
+from evaluators.oracles.contraction.path_search import hyper_optimizer
 from evaluators.oracles.tensor_network import (
     contraction_cost,
     contraction_width,

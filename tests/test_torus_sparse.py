@@ -15,7 +15,7 @@ from scipy.sparse import random as sparse_random
 
 from evaluators.oracles.base import NotApplicable, OutOfRange
 from evaluators.oracles.registry import exact_log_z
-from evaluators.oracles.skew_signed import signed_log_pfaffian, signed_pfaffian_dd
+from evaluators.oracles.linalg.skew_signed import signed_log_pfaffian, signed_pfaffian_dd
 from evaluators.oracles.torus_pfaffian import (pfaffian_complete, torus_class_logs, torus_pfaffian_applies,
                                             torus_pfaffian_log_z)
 from evaluators.oracles.torus_sparse import sparse_class_logs

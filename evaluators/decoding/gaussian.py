@@ -40,7 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_add, dd_axpy2, dd_div, dd_mul
+from evaluators.oracles.linalg.double_double import dd_add, dd_axpy2, dd_div, dd_mul
 
 
 @njit(cache=True)

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from evaluators.decoding.gaussian import largest, pair_gate, pair_gate_dd, pivot, pivot_dd, scale, scale_dd
-from evaluators.oracles.double_double import dd_add, dd_div
+from evaluators.oracles.linalg.double_double import dd_add, dd_div
 
 #: below this p the transfer runs in double-double (measured in float64 against the planar
 #: oracle: 1e-11 in log P down to p = 1e-15 on L <= 16, but 1e-6 at p = 1e-6 on L = 32, where

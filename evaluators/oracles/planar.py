@@ -9,7 +9,7 @@ Two exact forms:
   of the dual graph, T = frustrated faces, of prod_{e in U} exp(-2|K_e|)), a sum of POSITIVE
   terms, written as the Pfaffian of a Kasteleyn matrix on an expanded dual graph
   (:mod:`evaluators.oracles.dual_pfaffian`) and evaluated by a sparse multifrontal skew
-  elimination with threshold 2 x 2 pivoting (:mod:`evaluators.oracles.skew_pfaffian`). Needs
+  elimination with threshold 2 x 2 pivoting (:mod:`evaluators.oracles.linalg.skew_pfaffian`). Needs
   only the rotation system of the embedding, not coordinates.
 - "high_t": the Kac-Ward determinant (:mod:`evaluators.oracles.kac_ward`), weights tanh K_e with
   turning-angle phases of a straight-line drawing, SuperLU. Kept as an independent check.
@@ -26,7 +26,7 @@ error <= 1e-11 in ln Z up to beta |J| = 4, 256 x 16 strips included) and in doub
 arithmetic beyond (measured <= 5e-11 in ln Z at beta = 8 and 16 on the same instances; about 3x
 the float64 CPU time at L = 256). "auto" is "low_t" with that choice of arithmetic. Above
 beta |J| = ln(1/u)/2 ~ 2.3 (weights below the pivot threshold) the elimination uses the cold
-layout of :mod:`evaluators.oracles.skew_pfaffian` (fewer delayed pivots; same values).
+layout of :mod:`evaluators.oracles.linalg.skew_pfaffian` (fewer delayed pivots; same values).
 
 Not a way out (measured, not kept): rescaling rows and columns by a ground-state matching
 (minimum-weight T-join by PyMatching, wall ports scaled by exp(|K|)) to free float64 of the
@@ -41,7 +41,7 @@ so ground states go missing (12 x 12 +-J, beta = 40: -ln 0.7 in ln Z, double and
 alike), and from beta |J| ~ 180 products of two weights leave the float64 exponent range (the
 matrix turns singular). Above COLD_GUARD_ABOVE (12; 40 for mostly distinct couplings) the
 elimination therefore carries a running error bound on every entry
-(:func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian_bounded`) and its value is used only if
+(:func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian_bounded`) and its value is used only if
 the bound is below 1e-9. Otherwise (and beyond beta |J| = 350) couplings that are integer
 multiples of one unit go to their ground-state line (:mod:`evaluators.oracles.planar_cold`: two
 certified evaluations at reference temperatures fix E0 on its lattice and bracket log g and the
@@ -70,7 +70,8 @@ from evaluators.oracles.planar_cold import cold_limit_log_z, commensurate_multip
 from evaluators.oracles.planar_ground import MILP_TIME_S, min_t_join
 from evaluators.oracles.transfer_matrix import DEFAULT_MAX_WIDTH as TM_MAX_WIDTH
 from evaluators.oracles.planar_embedding import planar_embedding, planarity_reason
-from evaluators.oracles.skew_pfaffian import PIVOT_THRESHOLD, log_abs_pfaffian, log_abs_pfaffian_bounded
+from evaluators.oracles.linalg.skew_pfaffian import (PIVOT_THRESHOLD, PfaffianSettings, log_abs_pfaffian,
+                                                     log_abs_pfaffian_bounded)
 from tasks.model import IsingModel
 
 METHODS = ("auto", "high_t", "low_t")
@@ -79,7 +80,7 @@ PRECISIONS = ("auto", "double", "double-double")
 DOUBLE_DOUBLE_ABOVE = 3.0
 #: above this beta * max|J| weights exp(-2 beta |J|) fall below the pivot threshold u (0.01)
 #: relative to weight-1 entries, and the dissection's separators leave each cut face group an
-#: even remainder (:mod:`evaluators.oracles.skew_pfaffian`, the cold layout; below it they only
+#: even remainder (:mod:`evaluators.oracles.linalg.skew_pfaffian`, the cold layout; below it they only
 #: grow the fronts: P04 L = 256 float64 CPU 1.07 -> 1.24 s at beta = 1.5, 2.10 -> 1.45 s at 2.5)
 EVEN_SEPARATORS_ABOVE = 0.5 * math.log(1.0 / PIVOT_THRESHOLD)
 #: beyond this beta * max|J| the weights exp(-2 beta |J|) underflow float64
@@ -160,7 +161,7 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     precision (low_t only): "auto" (double-double when beta * max|J| > 3), "double",
     "double-double". threads (low_t): threads of the elimination (None: one for small
     matrices, else the usable cores; the value does not depend on it, see
-    :func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields,
+    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields,
     k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
     """
     affordable(PLANAR_S_AT_65536 * (model.n / 65536.0) ** 1.5, f"the elimination of {model.n} spins")
@@ -174,8 +175,8 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     if top > MAX_BETA_J or _needs_cold_guard(walled):
         return shift + _cold_log_z(emb, K, top, extended)
     M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
-    value = log_abs_pfaffian(M, unit_ptr, coords, extended=extended, even_separators=top > EVEN_SEPARATORS_ABOVE,
-                             threads=threads)
+    value = log_abs_pfaffian(M, unit_ptr, coords, PfaffianSettings(extended=extended, threads=threads,
+                                                                   even_separators=top > EVEN_SEPARATORS_ABOVE))
     if not np.isfinite(value):
         raise TooLarge("the dual Kasteleyn matrix came out numerically singular (no acceptable pivot left)")
     return shift + pre + value
@@ -192,7 +193,7 @@ def _certified_log_z(emb, K: np.ndarray, extended: bool) -> tuple[float, float]:
     # that one cannot vouch (each bound is rigorous for its own value; keep the tighter)
     for group_units in (FACE_GROUP_UNITS, 1):
         M, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, group_units)
-        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, extended=extended)
+        value, bound = log_abs_pfaffian_bounded(M, unit_ptr, coords, PfaffianSettings(extended=extended))
         # the weights exp(-2|K|) are rounded (<= 2 ulp); d ln Pf / d ln w_e is the probability that
         # e is in the matching (all matchings count positively): that moves ln Pf by <= N/2 * 2^-51
         bound += M.shape[0] * 2.0 ** -52

@@ -8,7 +8,7 @@ a pair coupling J is the 2 x 2 tensor exp(beta (J s s' - |J|)), a field h the ve
 exp(beta (h s - |h|)), a k-spin term the 2^k tensor exp(beta (w prod s - |w|)) (k <= 12). Index
 value 0 means s = +1, 1 means s = -1. The subtracted beta |w| go back into log Z, so every entry
 is in (0, 1] and nothing overflows. The tensors are built as logs and contracted by
-:func:`evaluators.oracles.log_contraction.contract_log`: in float64 with every intermediate
+:func:`evaluators.oracles.contraction.log_contraction.contract_log`: in float64 with every intermediate
 checked for underflow, and in logs where that check fails (cold), so the result is exact at
 every beta. All entries are positive, so there is no cancellation. Spins in no term contribute
 log 2 each. When every term has an even number of spins (no fields), Z is even under the global
@@ -18,16 +18,17 @@ practical for small n.
 
 Paths ("auto"): cotengra's greedy path first (milliseconds; the Rust ``cotengrust`` version
 when installed); when it would cost more than ``GREEDY_ENOUGH_FLOPS`` a hyper-optimised search
-(:mod:`evaluators.oracles.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
+(:mod:`evaluators.oracles.contraction.path_search`: KaHyPar hypergraph partitions when ``kahypar`` is
 installed, on both cores when it is long) runs until it has spent half as long as its best path
 is predicted to take to contract (30 s at most), scoring paths by flops plus F x memory writes
-(F and the prediction from this machine's executor rates, learned from the oracle's own
-contractions: :mod:`evaluators.oracles.executor_rates`), and its best two trees are refined by
+(F and the prediction from the executor rates the caller gives, else those of the enclosing
+``executor_rates.using`` scope, which a run opens with the rates it learned once and recorded:
+:mod:`evaluators.oracles.contraction.executor_rates`), and its best two trees are refined by
 subtree reconfiguration. Slicing keeps the largest intermediate within the memory budget (2^``max_width`` floats, 2^24 = 128 MiB by
 default): the sliced indices are summed outside, at the price of some repeated work. The
-contraction is our own executor (:mod:`evaluators.oracles.linear_contraction`: blocked permutes
+contraction is our own executor (:mod:`evaluators.oracles.contraction.linear_contraction`: blocked permutes
 of the 2 x ... x 2 axes, one BLAS thread, slices side by side in threads, each thread reusing its
-buffers from slice to slice; see :mod:`evaluators.oracles.log_contraction` for the
+buffers from slice to slice; see :mod:`evaluators.oracles.contraction.log_contraction` for the
 cold route). A path whose cost exceeds ``MAX_FLOPS`` raises TooLarge. (cotengra's
 ``sort_contraction_indices`` measured no faster: 16.0 against 16.4 s CPU on a 1.1e11-flop path.)
 Measured on 2 shared cores, P06 at beta = 1 (``evolve perf tn``): see docs/performance.md.
@@ -44,11 +45,11 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.executor_rates import record_contraction
-from evaluators.oracles.log_contraction import SLICE_WORKERS, contract_log
+from evaluators.oracles.contraction.executor_rates import ExecutorRates, current, record_contraction
+from evaluators.oracles.contraction.log_contraction import SLICE_WORKERS, contract_log
 from evaluators.oracles.budget import affordable, remaining, total
-from evaluators.oracles.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, rates, resliced, search_tree,
-                                            within_budget)
+from evaluators.oracles.contraction.path_search import (MAX_SEARCH_S, combo_cost, predicted_seconds, resliced, search_tree,
+                                                        within_budget)
 from tasks.model import IsingModel
 
 # memory budget: largest intermediate 2^24 float64 = 128 MiB (a few live at once per slice worker). Slicing the
@@ -164,21 +165,20 @@ def _for_workers(tree):
     return tree.slice(target_slices=SLICE_WORKERS)
 
 
-def _tree(net: _Network, optimize, max_width: float):
+def _tree(net: _Network, optimize, max_width: float, rates: ExecutorRates | None = None):
     """A contraction tree within the memory budget; with optimize="auto", greedy first and a
-    search when greedy would be slow. Trees for string ``optimize`` are cached by network
-    structure, so a model at another beta (or ``contraction_width`` followed by
-    ``tensor_network_log_z``) reuses the path."""
+    search, scored by ``rates``, when greedy would be slow. Trees for string ``optimize`` are cached
+    by network structure (and the rates they were searched by), so a model at another beta (or
+    ``contraction_width`` followed by ``tensor_network_log_z``) reuses the path. ``rates``: None for
+    those of the enclosing ``executor_rates.using`` scope."""
+    rates = rates or current()
     if not net.inputs:
         return None
     shapes = [a.shape for a in net.arrays]
-    key = (tuple(net.inputs), tuple(shapes), optimize, max_width) if isinstance(optimize, str) else None
+    key = (tuple(net.inputs), tuple(shapes), optimize, max_width, rates) if isinstance(optimize, str) else None
     if key is not None and key in _TREE_CACHE:
         _TREE_CACHE.move_to_end(key)
         return _TREE_CACHE[key]
-
-    # one reading of this machine's executor costs for the whole choice, and none for a named path
-    costs = rates() if optimize == "auto" or not isinstance(optimize, str) else None
 
     def tree_for(opt):
         with warnings.catch_warnings():
@@ -188,7 +188,7 @@ def _tree(net: _Network, optimize, max_width: float):
             raise TooLarge(f"contraction width {tree.contraction_width():.0f} on the {opt} path: beyond what "
                            f"slicing to 2^{max_width} or a path search can bring within reach")
         # an optimizer object's trials may have been sliced once (``path_search.hyper_optimizer``)
-        return within_budget(tree, max_width) if isinstance(opt, str) else resliced(tree, max_width, costs)
+        return within_budget(tree, max_width) if isinstance(opt, str) else resliced(tree, max_width, rates)
 
     if optimize != "auto":
         tree = tree_for(optimize)
@@ -201,10 +201,10 @@ def _tree(net: _Network, optimize, max_width: float):
         if tree.contraction_cost() > GREEDY_ENOUGH_FLOPS:
             left = remaining()
             hurried = left / 3.0 < MAX_SEARCH_S       # a budget that cuts the search short: not cached
-            searched = search_tree(net.inputs, shapes, max_width, costs=costs,
+            searched = search_tree(net.inputs, shapes, max_width, rates,
                                    hard_stop_s=left / 3.0 if hurried else None)
             key = None if hurried else key
-            if combo_cost(searched, costs) < combo_cost(tree, costs):
+            if combo_cost(searched, rates) < combo_cost(tree, rates):
                 tree = searched
     tree = _for_workers(tree)
     if key is not None:
@@ -214,32 +214,37 @@ def _tree(net: _Network, optimize, max_width: float):
     return tree
 
 
-def contraction_width(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH) -> float:
+def contraction_width(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH,
+                      rates: ExecutorRates | None = None) -> float:
     """log2 of the largest intermediate tensor on the path ``optimize`` finds, after slicing to
-    the memory budget 2^max_width (0 for no tensors)."""
+    the memory budget 2^max_width (0 for no tensors); ``rates`` as in :func:`tensor_network_log_z`."""
     net = _build(model)
-    tree = _tree(net, optimize, max_width)
+    tree = _tree(net, optimize, max_width, rates)
     return 0.0 if tree is None else float(tree.contraction_width())
 
 
-def contraction_cost(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH) -> float:
+def contraction_cost(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH,
+                     rates: ExecutorRates | None = None) -> float:
     """Scalar operations of the contraction (all slices) on the path ``optimize`` finds."""
     net = _build(model)
-    tree = _tree(net, optimize, max_width)
+    tree = _tree(net, optimize, max_width, rates)
     return 0.0 if tree is None else float(tree.contraction_cost())
 
 
 def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH, optimize="auto",
-                         max_flops: float = MAX_FLOPS) -> float:
+                         max_flops: float = MAX_FLOPS, rates: ExecutorRates | None = None) -> float:
     """Natural log Z at model.beta by contracting the network.
 
     optimize: "auto" (greedy, and a hyper-optimised search when greedy would cost more than
     GREEDY_ENOUGH_FLOPS), or anything cotengra accepts ("greedy", an optimizer object, ...).
     max_width: memory budget, log2 of the largest intermediate (paths are sliced to fit).
     Raises TooLarge when the path costs more than ``max_flops`` scalar operations.
+    rates: the executor's costs the search scores paths by and the budget prices the contraction
+    at (None: those of the enclosing ``executor_rates.using`` scope, the run's recorded rates).
     """
+    rates = rates or current()
     net = _build(model)
-    tree = _tree(net, optimize, max_width)
+    tree = _tree(net, optimize, max_width, rates)
     if tree is None:
         return net.log_offset
     cost = float(tree.contraction_cost())
@@ -248,7 +253,7 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
             if total() / 3.0 < MAX_SEARCH_S else ""
         raise TooLarge(f"the best contraction path found costs {cost:.2e} operations (> {max_flops:.1e}; "
                        f"width {tree.contraction_width():.0f}, {tree.nslices} slices{hurried})")
-    predicted = predicted_seconds(cost, float(tree.total_write()))
+    predicted = predicted_seconds(cost, float(tree.total_write()), rates)
     affordable(predicted, f"contracting the best path found ({cost:.2e} operations)")
     return net.log_offset + contract_recorded(tree, net.arrays, predicted)
 

@@ -5,8 +5,8 @@ double-double.
 Why it scales. The torus is not planar, but it has small separators all the same: the first cut
 across both seams takes two columns of about R gadget ports each, the next one two half rows, and
 below that the pieces are planar. The multifrontal skew elimination of the planar oracle
-(:mod:`evaluators.oracles.skew_pfaffian`, here with the sign tracked:
-:mod:`evaluators.oracles.skew_signed`) therefore costs O(N^1.5) for the N ~ 6.1 n nodes of the gadget
+(:mod:`evaluators.oracles.linalg.skew_pfaffian`, here with the sign tracked:
+:mod:`evaluators.oracles.linalg.skew_signed`) therefore costs O(N^1.5) for the N ~ 6.1 n nodes of the gadget
 graph, the root front about 4 L nodes. Each vertex's 6 or 7 gadget nodes (held together by weight-1
 edges) are one group of the dissection, at the vertex's (column, row).
 
@@ -39,8 +39,8 @@ import math
 import numpy as np
 
 from evaluators.oracles.budget import check
-from evaluators.oracles.double_double import dd_add
-from evaluators.oracles.skew_signed import signed_pfaffian_dd
+from evaluators.oracles.linalg.double_double import dd_add
+from evaluators.oracles.linalg.skew_signed import signed_pfaffian_dd
 from evaluators.oracles.torus_tjoin import _tt_sectors
 
 #: floor of the relative rounding of one Pfaffian per node (double-double unit roundoff, with margin)

@@ -33,7 +33,7 @@ from evolve.config import config_from_dict
 from evolve.engine.workers import EvaluatorWorker
 from evolve.store.events import DuplicateEvent, ProposalEvent
 from evolve.store.lineage import RunIndex
-from evolve.store.run_store import read_config
+from evolve.store.run_store import read_config, read_executor_rates
 from search.candidate import Candidate
 from search.database import normalised_hash
 from search.derivation.llm_format import propose_from_text
@@ -80,7 +80,7 @@ def rejudge_run(run_dir: str | Path, out: str | Path | None = None, log=None, ev
     replaces today's verifier (anything with ``evaluate(candidate) -> Evaluation``)."""
     idx = RunIndex(run_dir)
     cfg = config_from_dict(read_config(idx.path), base_dir=idx.path)   # registers the run's own task files
-    evaluator = evaluator or EvaluatorWorker(cfg.task, cfg.evaluator.verify_options(cfg.seed))
+    evaluator = evaluator or EvaluatorWorker(cfg.task, cfg.evaluator.verify_options(cfg.seed, read_executor_rates(idx.path)))
     report = ReplayReport(str(run_dir), cfg.task)
     verdicts: dict[tuple, dict] = {}
     duplicates = {e.id: e.of for e in idx.of_kind(DuplicateEvent)}

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from evaluators.oracles.base import NotApplicable, OracleResult
 from evaluators.oracles.budget import DEFAULT_BUDGET_S, current_stage, deadline
+from evaluators.oracles.contraction.executor_rates import learned_rates, using
 from evaluators.oracles.registry import METHODS, checked_finite, exact_log_z
 from evolve.commands.common import UsageError, check_seed, print_json, task_arg
 
@@ -135,7 +136,7 @@ def _drawn(task, n: int, seed: int) -> dict:
 def _computed(task, params: dict, args, budget_s: float) -> int:
     started = time.perf_counter()
     try:
-        with deadline(budget_s):
+        with deadline(budget_s), using(learned_rates()):   # this machine's executor rates, read once
             own = task.own_reference(params, args.n, args.method)
             result = (OracleResult(checked_finite(own[0], own[1], f"at n={args.n}"), own[1],
                                    time.perf_counter() - started) if own is not None

@@ -15,7 +15,7 @@ def register(sub) -> None:
                        description="Measure one component and print the figures with the baseline they replace.")
     p.add_argument("what", choices=["search", "sandbox", "brute", "oracles", "tn", "planar", "treewidth"],
                    help="search: judged programs per minute of a fixed short search (structural proposer, P04 and "
-                   "P01) and where an evaluation's time goes, per stage; tn / planar / treewidth: an oracle's new path against its old one (evaluators/oracles/"
+                   "P01) and where an evaluation's time goes, per stage; tn / planar / treewidth: an oracle's new path against its old one (evolve/bench/"
                    "oracle_bench.py); sandbox: per-evaluation "
                    "overhead vs a fresh interpreter per probe set; brute: enumeration speed on 3-regular +-1 graphs; "
                    "oracles: each task's exact method at several sizes against the baseline it replaces")
@@ -77,7 +77,7 @@ def run(args) -> int:
             r = measure_search(plan)
         print_json(r) if args.json else print(format_search(r))
         return 0
-    from evaluators.oracles.oracle_bench import BENCHES  # lazy
+    from evolve.bench.oracle_bench import BENCHES  # lazy
 
     if args.what in BENCHES:
         measure, fmt = BENCHES[args.what]
@@ -101,7 +101,7 @@ def run(args) -> int:
             print(f"ratio fresh / sandbox     : {r['ratio']:.1f}x")
         return 0
     if args.what == "oracles":
-        from evaluators.oracles.oracle_perf import format_rows, measure_oracles  # lazy
+        from evolve.bench.oracle_perf import format_rows, measure_oracles  # lazy
 
         rows = measure_oracles()
         if args.json:
@@ -109,7 +109,7 @@ def run(args) -> int:
         else:
             print(format_rows(rows))
         return 0
-    from evaluators.oracles.brute_perf import measure_brute  # lazy
+    from evolve.bench.brute_perf import measure_brute  # lazy
 
     r = measure_brute()
     if args.json:

@@ -46,6 +46,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from evaluators.ladder import LadderBudget  # lazy
+    from evaluators.oracles.contraction.executor_rates import learned_rates  # lazy, as the verifier
     from evaluators.verify import VerifyOptions, verify  # lazy
 
     task = task_arg(args.task)
@@ -60,7 +61,7 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
 
     options = VerifyOptions(seed=args.seed, samples=args.samples, timeout_s=args.timeout,
-                            ladder_budget=LadderBudget(max_n=args.ladder_max_n))
+                            ladder_budget=LadderBudget(max_n=args.ladder_max_n), executor_rates=learned_rates())
     progress = StageProgress(sys.stderr) if sys.stderr.isatty() else None
     try:
         verdict = verify(task, sub, options, profile=progress)

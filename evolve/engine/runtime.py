@@ -123,7 +123,8 @@ def _drive(cfg, store, where, state, replay, progress) -> str:
             name=f"{name}:proposer:{i}.{k}").remote(cfg.task, sections, proposer_context(cfg), files),
             cfg.ray.num_proposers, log=store.log)
         sets.append(proposers)
-        options = cfg.evaluator.verify_options(cfg.seed)
+        # learned once, recorded in the run directory, the same for every evaluator and every resume
+        options = cfg.evaluator.verify_options(cfg.seed, store.executor_rates())
         evaluators = ActorSet("evaluator", "evaluate", lambda i, k: ray.remote(num_cpus=cfg.ray.evaluator_cpus)(
             EvaluatorWorker).options(name=f"{name}:evaluator:{i}.{k}").remote(cfg.task, options, files),
             cfg.ray.num_evaluators, log=store.log)

@@ -10,6 +10,10 @@
   holds those a resume refused).
 - ``best/program.py``, ``best/verdict.json``, ``best/candidate.json``: the current best.
 - ``run.log``: human log lines. ``status.json``: state and counts, rewritten atomically.
+- ``executor_rates.json``: what a flop and a written entry cost the tensor-network oracle's executor,
+  learned on this machine once when the run (or its first resume, for runs older than the file)
+  started its evaluators, and used by every evaluator since: a resumed run searches its contraction
+  paths by the figures it started with (:meth:`RunStore.executor_rates`).
 - ``task_files/<name>.py`` and ``task_files/manifest.json`` (runs of a user task only): the exact
   text of the task file the run used, with its origin path and SHA-256; ``config.yaml`` then
   names the copy (``task_files: [task_files/<name>.py]``, relative to the run directory), so
@@ -36,6 +40,7 @@ from pathlib import Path
 
 import yaml
 
+from evaluators.oracles.contraction.executor_rates import ExecutorRates, learned_rates
 from evaluators.verdict import Verdict
 from evolve.store.events import SnapshotEvent, encode
 from evolve.store.fileops import atomic_write
@@ -133,6 +138,8 @@ def check_run_dir(path: str | Path) -> Path:
 
 
 TASK_FILES_DIR = "task_files"
+#: the executor rates the run's evaluators use (``RunStore.executor_rates``)
+EXECUTOR_RATES_FILE = "executor_rates.json"
 
 
 def _copy_task_file(run_dir: Path, task_file) -> None:
@@ -309,6 +316,20 @@ class RunStore:
         point = self.resume_point(refuse=False)
         return None if point.state is None else (point.state, point.covered)
 
+    # -- inputs learned from the machine ------------------------------------------------------
+    def executor_rates(self, learn=learned_rates) -> ExecutorRates:
+        """The tensor-network oracle's executor rates for this run's evaluators: those recorded in
+        ``executor_rates.json``, else ``learn()`` (this machine's, fitted from its contractions) read
+        once and recorded there before any evaluator uses them."""
+        recorded = read_executor_rates(self.path)
+        if recorded is not None:
+            return recorded
+        rates = learn()
+        atomic_write(self.path / EXECUTOR_RATES_FILE, json.dumps(rates.to_dict(), indent=2).encode())
+        self.log(f"executor rates for the tensor-network oracle ({rates.source}): {rates.seconds_per_flop:.3g} s a flop, "
+                 f"{rates.seconds_per_write:.3g} s a write, recorded in {EXECUTOR_RATES_FILE}")
+        return rates
+
     # -- best, log, status -------------------------------------------------------------------
     def write_best(self, candidate: Candidate, verdict: Verdict) -> None:
         """The current best program, its verdict and its candidate record, each written atomically."""
@@ -347,6 +368,18 @@ class RunStore:
         """Rewrite status.json atomically; ``counts`` are merged into the previous counts."""
         write_status(self.path, state, {"run_id": self.run_id, "task": self.task,
                                         "created": self.journal.header.get("created")}, **counts)
+
+
+def read_executor_rates(run_dir: str | Path) -> ExecutorRates | None:
+    """The executor rates recorded in a run directory; None when it has none (a run older than the
+    file). RunStoreError for a file that is there but unreadable."""
+    path = Path(run_dir) / EXECUTOR_RATES_FILE
+    try:
+        return ExecutorRates.from_dict(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError) as exc:
+        raise RunStoreError(f"{path} is unreadable: {exc}") from None
 
 
 def read_latest_snapshot(run_dir: str | Path) -> tuple[dict, int] | None:

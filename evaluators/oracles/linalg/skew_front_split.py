@@ -1,9 +1,9 @@
 """One large dense front of the one-triangle skew elimination with its dense updates shared by
 threads (the fronts on the path to the root, which the subtree threads of
-:mod:`evaluators.oracles.subtree_threads` cannot share: they run while the other cores idle).
+:mod:`evaluators.oracles.linalg.subtree_threads` cannot share: they run while the other cores idle).
 
 The pivots are chosen, swapped and logged in this thread by the steps of
-:mod:`evaluators.oracles.skew_front_half` (:func:`next_pivot`), exactly as in the serial kernel;
+:mod:`evaluators.oracles.linalg.skew_front_half` (:func:`next_pivot`), exactly as in the serial kernel;
 only a dense rank-2 update of a large active block is cut into row ranges of about equal work
 (rows i < r have i entries each: boundaries na * sqrt(m / parts)), run by :func:`dense_rows`
 (numba, no GIL) in this thread and the helpers, and its column maxima merged in row order. Every
@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from evaluators.oracles.skew_front_half import (dense_enough, dense_rows, finish_pivot, front_end, front_start,
+from evaluators.oracles.linalg.skew_front_half import (dense_enough, dense_rows, finish_pivot, front_end, front_start,
                                                 half_steps, merge_column_maxima, next_pivot, pivot_update)
 
 #: a dense update of fewer active rows runs in one thread: the hand-over to the helper costs about
@@ -54,7 +54,7 @@ def row_bounds(na: int, parts: int) -> list[int]:
 
 def eliminate_front_half_split(H, L, ext: bool, k: int, u: float, helpers: FrontHelpers | None,
                                alone: Callable[[], bool] | None = None):
-    """:func:`evaluators.oracles.skew_front_half.eliminate_front_half` (same arguments, same
+    """:func:`evaluators.oracles.linalg.skew_front_half.eliminate_front_half` (same arguments, same
     result bit for bit) with the dense updates of at least SPLIT_MIN_ROWS active rows shared
     with `helpers` whenever alone() (asked per pivot; None: always) says that nothing else
     runs, so the helpers would find their cores idle."""

@@ -1,4 +1,4 @@
-"""The dense front of the multifrontal skew elimination (:mod:`evaluators.oracles.skew_pfaffian`):
+"""The dense front of the multifrontal skew elimination (:mod:`evaluators.oracles.linalg.skew_pfaffian`):
 2 x 2 pivots chosen by size under a threshold, rank-2 Schur updates in float64 or double-double,
 and, on request, a running (Wilkinson) bound on every entry's error. numba kernels; a front is
 a dense array H (+ L, the low parts in double-double; + B, the error bounds).
@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_axpy2, dd_div
+from evaluators.oracles.linalg.double_double import dd_axpy2, dd_div
 
 UNIT_ROUNDOFF = 2.0 ** -53
 UNIT_ROUNDOFF_DD = 2.0 ** -102  # double-double, with a margin for its non-IEEE rounding

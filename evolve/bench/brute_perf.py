@@ -50,6 +50,6 @@ def measure_brute(sizes=(24, 26, 28), seed: int = 0) -> dict:
 
 
 if __name__ == "__main__":
-    import json
+    import json  # only when run as a script
 
     print(json.dumps(measure_brute(), indent=2))

@@ -16,9 +16,9 @@ pass took 5-7% of a P06 n = 250 slice.
 
 Why not cotengra's own ``tree.contract(..., strip_exponent=True)`` (the executor before, kept in
 ``oracle_bench`` as the baseline): numpy's copy of a transposed 2 x ... x 2 tensor is slow (see
-:mod:`evaluators.oracles.binary_permute`), and stripping the exponent costs three more passes over
+:mod:`evaluators.oracles.contraction.binary_permute`), and stripping the exponent costs three more passes over
 every intermediate (abs, max, divide) on top of the range check's. The exactness argument is
-the one in :mod:`evaluators.oracles.log_contraction`: inputs are at most 1, every product that
+the one in :mod:`evaluators.oracles.contraction.log_contraction`: inputs are at most 1, every product that
 underflows is below 2.3e-308, so an entry of at least J * TINY lost a relative 2.3e-308 / TINY at
 most; the power-of-two rescaling changes no digit.
 """
@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.binary_permute import permute_binary_bounds
+from evaluators.oracles.contraction.binary_permute import permute_binary_bounds
 from evaluators.oracles.budget import check
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow

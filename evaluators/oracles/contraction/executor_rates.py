@@ -21,6 +21,13 @@ machine is: the default's ratio is kept and scaled to them. No record, or costs 
 times off the default's: ``DEFAULT_RATES``; ``$STATMECH_EXECUTOR_RATES=default`` keeps them
 always. Flops and writes are cotengra's (multiply-adds of each pairwise contraction, entries of
 its output, all slices).
+
+The rates are an input of whoever calls the oracle, never read by the path search itself: a run
+learns them once (:func:`learned_rates`), writes them into its run directory
+(``executor_rates.json``, :meth:`ExecutorRates.to_dict`) and hands them to its evaluators, whose
+verifier opens a scope with them (:func:`using`); a resumed run reads the file back, so it searches
+by the figures it started with. The tensor-network oracle takes the rates of the innermost scope
+(:func:`current`), ``DEFAULT_RATES`` outside any, unless given its own.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import math
 import os
 import platform
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +94,19 @@ class ExecutorRates:
         """1 / seconds_per_flop (cotengra's ``max_time="rate:R"`` stops a search once it has run
         longer than its best tree's flops / R)."""
         return 1.0 / self.seconds_per_flop
+
+    def to_dict(self) -> dict:
+        """Plain data, as a run directory records the rates its evaluators used."""
+        return {"seconds_per_flop": self.seconds_per_flop, "seconds_per_write": self.seconds_per_write,
+                "source": self.source}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ExecutorRates":
+        """The rates :meth:`to_dict` wrote (ValueError for anything else)."""
+        try:
+            return cls(float(data["seconds_per_flop"]), float(data["seconds_per_write"]), str(data.get("source", "recorded")))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not executor rates: {data!r}") from exc
 
 
 #: fitted on three P06 n = 250 trees on the EPYC machine of earlier rounds: 2e10 flops per second
@@ -176,10 +197,33 @@ def record_contraction(flops: float, writes: float, seconds: float) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def executor_rates() -> ExecutorRates:
-    """The rates fitted to this machine's records (:func:`fit_rates`); read afresh each call (a
-    search runs at most a few times a minute, and other processes add records). ``DEFAULT_RATES``
+def learned_rates() -> ExecutorRates:
+    """The rates fitted to this machine's records (:func:`fit_rates`), read afresh: a run (or
+    `evolve oracle`, or a benchmark) calls this once and passes the value on. ``DEFAULT_RATES``
     when ``$STATMECH_EXECUTOR_RATES`` is "default"."""
     if os.environ.get(SWITCH) == "default":
         return DEFAULT_RATES
     return fit_rates(recorded())
+
+
+#: the rates of the innermost :func:`using` scope, per process (one oracle call at a time per process, as the
+#: time budget of :mod:`evaluators.oracles.budget`); the bottom entry is the default, never popped
+_scopes: list[ExecutorRates] = [DEFAULT_RATES]
+
+
+@contextmanager
+def using(rates: ExecutorRates | None):
+    """Within the block, the tensor-network oracle searches by ``rates`` (None: the enclosing scope's)."""
+    if rates is None:
+        yield
+        return
+    _scopes.append(rates)
+    try:
+        yield
+    finally:
+        _scopes.pop()
+
+
+def current() -> ExecutorRates:
+    """The rates of the innermost :func:`using` scope; ``DEFAULT_RATES`` outside every scope."""
+    return _scopes[-1]

@@ -1,8 +1,8 @@
 """The dense front of the multifrontal skew elimination on one triangle: the same 2 x 2 pivots
-chosen by size under a threshold as :func:`evaluators.oracles.skew_front.eliminate_front`, but
+chosen by size under a threshold as :func:`evaluators.oracles.linalg.skew_front.eliminate_front`, but
 the rank-2 Schur update S_ij += (S_qi S_pj - S_pi S_qj) / S_pq is computed for j < i only (the
 front is skew, S_ji = -S_ij): half the arithmetic, which is most of the double-double time. The
-kernel with a running error bound stays in :mod:`evaluators.oracles.skew_front` (full storage).
+kernel with a running error bound stays in :mod:`evaluators.oracles.linalg.skew_front` (full storage).
 
 Storage: entry (i, j), i > j, of the active block lives in H[i, j] (its negative is entry (j, i));
 the diagonal and the upper triangle are stale until the end, when the remaining block is
@@ -15,7 +15,7 @@ column changed) the update runs in plain contiguous loops and the maxima come fr
 
 The kernel is a sequence of njit steps (:func:`front_start`, :func:`next_pivot`, the update by
 :func:`pivot_update` or by :func:`dense_rows` in row ranges, :func:`finish_pivot`,
-:func:`front_end`) so that :mod:`evaluators.oracles.skew_front_split` can run the same steps with
+:func:`front_end`) so that :mod:`evaluators.oracles.linalg.skew_front_split` can run the same steps with
 a large dense update shared by threads. A pivot counts as dense (:func:`dense_enough`) when its
 rows are at least 3/4 nonzero: the fronts near the root are 99.5% dense but rarely 100%.
 
@@ -32,10 +32,10 @@ import math
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_axpy2, dd_div
+from evaluators.oracles.linalg.double_double import dd_axpy2, dd_div
 # a front still in full storage (zero diagonal) has the statistics of the full-storage kernel
-from evaluators.oracles.skew_front import _row_stats as full_row_stats
-from evaluators.oracles.skew_front import choose_pivot, swap_bookkeeping
+from evaluators.oracles.linalg.skew_front import _row_stats as full_row_stats
+from evaluators.oracles.linalg.skew_front import choose_pivot, swap_bookkeeping
 
 
 @njit(cache=True, inline="always")
@@ -353,7 +353,7 @@ def eliminate_front_half(H, L, ext, k, u):
     hi + lo = H + L in place (L only if ext; both read from their lower triangles), moving
     eliminated pairs to the end. Returns (ln |pivots| summed, na, loc): H[:na, :na] (+ L) is what
     remains, in full skew storage again, and loc[:na] its original positions. (The same steps
-    with the large dense updates in threads: :mod:`evaluators.oracles.skew_front_split`.)"""
+    with the large dense updates in threads: :mod:`evaluators.oracles.linalg.skew_front_split`.)"""
     st = front_start(H, k)
     na, s, c = half_steps(H, L, ext, u, st, H.shape[0], 0.0, 0.0)
     front_end(H, L, ext, na)

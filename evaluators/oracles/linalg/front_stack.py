@@ -1,5 +1,5 @@
 """The contribution stack of the multifrontal skew elimination
-(:mod:`evaluators.oracles.skew_pfaffian`) and a front's way on and off it: a front is assembled
+(:mod:`evaluators.oracles.linalg.skew_pfaffian`) and a front's way on and off it: a front is assembled
 from its own rows of A and its children's blocks on top of the stack (:func:`assemble_front`,
 extend-add, in double-double when asked), and what its elimination leaves is pushed back as its
 block (:func:`push_block`). numba kernels without the GIL, so disjoint subtrees can use their own
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_add
+from evaluators.oracles.linalg.double_double import dd_add
 
 
 @njit(cache=True)

@@ -1,5 +1,5 @@
 """(ln |Pf A|, sign of Pf A) of a sparse real skew-symmetric matrix by the multifrontal skew
-elimination of :mod:`evaluators.oracles.skew_pfaffian`, with the sign tracked: the torus's
+elimination of :mod:`evaluators.oracles.linalg.skew_pfaffian`, with the sign tracked: the torus's
 four-Pfaffian formula (:mod:`evaluators.oracles.torus_pfaffian`) adds its sectors with signs.
 
 Why the sign comes for free. Eliminating the pivot pairs (p_1, q_1), (p_2, q_2), ... of matrix
@@ -12,8 +12,8 @@ S_k the Schur complement when pair k is eliminated (Pf(P A P^T) = det P Pf A, an
 complement, which is the update the front kernels make: S_ij += (S_qi S_pj - S_pi S_qj) / S_pq).
 Exchanging two whole pairs is an even permutation, so the order in which the fronts (or threads)
 run does not matter: only the set of ordered pairs and the signs of their pivots. The front
-kernel (:func:`evaluators.oracles.skew_front.eliminate_front`, or the one-triangle kernel of
-:mod:`evaluators.oracles.skew_front_half` in double-double) leaves pair k at front positions
+kernel (:func:`evaluators.oracles.linalg.skew_front.eliminate_front`, or the one-triangle kernel of
+:mod:`evaluators.oracles.linalg.skew_front_half` in double-double) leaves pair k at front positions
 (r, r - 1), r = f - 1, f - 3, ..., with its pivot still at H[r, r - 1] (later swaps touch only
 positions below the eliminated ones); :func:`record_pairs` reads them off after each front.
 
@@ -31,13 +31,13 @@ import math
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.double_double import dd_mul
-from evaluators.oracles.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
-from evaluators.oracles.nested_dissection import grouped_dissection
-from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_pfaffian import LEAF_NODES, PIVOT_THRESHOLD, front_owner, sum_front_logs
-from evaluators.oracles.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
+from evaluators.oracles.linalg.double_double import dd_mul
+from evaluators.oracles.linalg.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
+from evaluators.oracles.linalg.nested_dissection import grouped_dissection
+from evaluators.oracles.linalg.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_pfaffian import LEAF_NODES, PIVOT_THRESHOLD, front_owner, sum_front_logs
+from evaluators.oracles.linalg.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
 
 
 @njit(cache=True, nogil=True)
@@ -57,7 +57,7 @@ def record_pairs(H, L, ext, f, na, loc, idx, partner, pivot_hi, pivot_lo):
 @njit(cache=True, nogil=True)
 def eliminate_fronts_signed(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi, stack, u, ext, half,
                             front_logs, partner, pivot_hi, pivot_lo):
-    """:func:`evaluators.oracles.skew_pfaffian.eliminate_fronts` (no error bound, no statistics) with
+    """:func:`evaluators.oracles.linalg.skew_pfaffian.eliminate_fronts` (no error bound, no statistics) with
     each front's pivot pairs recorded (:func:`record_pairs`). Returns (stack, singular)."""
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     N = perm.shape[0]
@@ -161,7 +161,7 @@ def signed_log_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarr
                         extended: bool = False, u: float = PIVOT_THRESHOLD, leaf_nodes: int = LEAF_NODES,
                         half_kernel: bool | None = None, threads: int | None = 1) -> tuple[float, float]:
     """(ln |Pf A|, sign) of a sparse real skew-symmetric matrix (scipy sparse); (-inf, 0.0) when A is
-    (numerically) singular. Arguments as :func:`evaluators.oracles.skew_pfaffian.log_abs_pfaffian`:
+    (numerically) singular. Arguments as :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`:
     group_ptr keeps groups of nodes together in the dissection, coords (one (x, y) per group) steer
     it, extended runs in double-double (half_kernel, default with it: one-triangle fronts),
     threads > 1 runs independent subtrees concurrently (None: by the machine's load); the value

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+from evaluators.oracles.brute import brute_log_z
+from evaluators.oracles.planar import planar_dense_baseline_log_z
 from evaluators.oracles.registry import exact_log_z
 from tasks.registry import get_task
 
@@ -27,9 +29,6 @@ def _timed(fn, *args) -> tuple[float, float]:
 
 def measure_oracles(seed: int = 0, sizes: dict | None = None) -> list[dict]:
     """One row per (task, n): method, seconds, baseline name and seconds, ratio, |difference| in log Z."""
-    from evaluators.oracles.brute import brute_log_z
-    from evaluators.oracles.planar import planar_dense_baseline_log_z
-
     brute_log_z(get_task("P06").to_model(get_task("P06").probe_params(8, 0, 0), 8))  # JIT warm-up
     rows = []
     for task_id, ns in (sizes or SIZES).items():

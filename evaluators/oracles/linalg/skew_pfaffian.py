@@ -9,11 +9,11 @@ the zero diagonal exact; with pivots chosen by size it is far better (1e-11 on t
 but float64 still loses about eps * exp(3.5 beta |J|) (e.g. 3e-4 on a few percent of 12 x 12
 glasses at beta = 8): the small weights exp(-2 beta |J|) enter sums whose leading orders cancel
 exactly when the couplings are degenerate. Hence an extended mode in double-double arithmetic
-(:mod:`evaluators.oracles.double_double`), which moves that loss 16 digits down.
+(:mod:`evaluators.oracles.linalg.double_double`), which moves that loss 16 digits down.
 
 The elimination is multifrontal:
 
-- ordering: nested dissection (:mod:`evaluators.oracles.nested_dissection`) whose cuts never
+- ordering: nested dissection (:mod:`evaluators.oracles.linalg.nested_dissection`) whose cuts never
   pass through a group of nodes (the weight-1 gadget units of the expanded dual);
 - fronts: a separator (or leaf) owns its nodes; its dense front gathers them, the nodes its
   children could not eliminate ("delayed"), and every later node they touch; the children's
@@ -30,14 +30,14 @@ them keeps a weight-1 entry into the separator while its other entries are weigh
 exp(-2 beta |J|); the threshold test rejects it (ratio below u once beta |J| > 2.3) and it is
 delayed to every front above, which grows them (P04 L = 256 at beta = 8: 118k delayed pivots,
 root front 1018 against 399 at beta = 1). The dissection therefore gives such a group one more
-separator node (:func:`evaluators.oracles.nested_dissection.nested_dissection`, even_remainder:
+separator node (:func:`evaluators.oracles.linalg.nested_dissection.nested_dissection`, even_remainder:
 118k -> 44k delayed), and the fronts are eliminated on one triangle
-(:mod:`evaluators.oracles.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
+(:mod:`evaluators.oracles.linalg.skew_front_half`: half the double-double arithmetic, 1.2x at beta = 8).
 The running error bound keeps the plain layout and the full-storage kernel it was analysed for.
 
 Threads: the subtrees under a separator are independent until it, so :func:`eliminate_fronts`
 takes a range of the postorder and the contribution stack as input and output, runs without
-the GIL, and :mod:`evaluators.oracles.subtree_threads` runs the subtrees three levels below the
+the GIL, and :mod:`evaluators.oracles.linalg.subtree_threads` runs the subtrees three levels below the
 root in threads and the seven fronts above them as their children finish (from 50k nodes, on
 the cores the process may use; the dissection's lower levels are cut in threads too). Each
 front gets the same blocks in the same order as in the serial run and the fronts' logs are
@@ -46,7 +46,7 @@ to the root run one after another, and cold they are the largest (P04 L = 256, b
 double-double: the root front 1030 nodes, 651 of them delayed from below; the nine fronts of
 700 nodes and more about a third of the elimination's CPU time), so a front that runs while no
 other task does shares its large dense updates with helper threads
-(:mod:`evaluators.oracles.skew_front_split`, the same front bit for bit).
+(:mod:`evaluators.oracles.linalg.skew_front_split`, the same front bit for bit).
 
 Measured (P04, ``evolve perf planar``; docs/performance.md for the table and the load): L = 64 0.03-0.05 s
 CPU in float64, 0.1 s in double-double; L = 256 0.8 s in float64 at beta = 1, 2.1-2.5 s colder,
@@ -55,18 +55,99 @@ and about 5-6 s CPU in double-double at beta = 5 .. 8.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
-from evaluators.oracles.nested_dissection import grouped_dissection
-from evaluators.oracles.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
-from evaluators.oracles.skew_front_half import eliminate_front_half
-from evaluators.oracles.skew_front_split import FrontHelpers, eliminate_front_half_split
-from evaluators.oracles.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
+from evaluators.oracles.linalg.front_stack import assemble_front, grown_stack, push_block, stack_of, top_block
+from evaluators.oracles.linalg.nested_dissection import grouped_dissection
+from evaluators.oracles.linalg.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
+from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
+from evaluators.oracles.linalg.skew_front_split import FrontHelpers, eliminate_front_half_split
+from evaluators.oracles.linalg.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
 
 PIVOT_THRESHOLD = 0.01
 LEAF_NODES = 48
+
+
+@dataclass(frozen=True)
+class PfaffianSettings:
+    """How :func:`log_abs_pfaffian` eliminates. Only ``extended`` and ``u`` change the value's
+    accuracy; the rest change how fast it comes, never the value beyond rounding (``threads`` not at all).
+
+    extended: double-double arithmetic (about 10x slower, 16 more digits).
+    u: the pivot threshold: a pair (i, j) is eliminated only if |S_ij| >= u x the largest entry of
+    rows i and j in the front (module doc).
+    leaf_nodes: the nested dissection stops at pieces of at most this many nodes.
+    even_separators: separators that leave every cut group an even remainder (cold Kasteleyn
+    matrices, module doc).
+    half_kernel: fronts eliminated on one triangle (:mod:`evaluators.oracles.linalg.skew_front_half`;
+    None: in double-double, where it halves the arithmetic; in float64 it is no faster).
+    threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e. one thread below
+    50k nodes or while other work leaves no core free, else the usable cores up to 4).
+    """
+
+    extended: bool = False
+    u: float = PIVOT_THRESHOLD
+    leaf_nodes: int = LEAF_NODES
+    even_separators: bool = False
+    half_kernel: bool | None = None
+    threads: int | None = None
+
+    @property
+    def half(self) -> bool:
+        """Whether fronts are eliminated on one triangle."""
+        return self.extended if self.half_kernel is None else self.half_kernel
+
+    def threads_for(self, n_nodes: int) -> int:
+        return default_threads(n_nodes) if self.threads is None else int(self.threads)
+
+    @property
+    def plain(self) -> "PfaffianSettings":
+        """The layout and kernel the running error bound was analysed for (no even separators,
+        full storage)."""
+        return replace(self, even_separators=False, half_kernel=False)
+
+
+@dataclass(frozen=True)
+class SkewSystem:
+    """A sparse skew matrix in CSR rows (``indptr``, ``nbr``, ``val``) with the postordered
+    dissection tree its elimination follows (``perm``, ``own_lo``, ``own_hi``, ``n_child``:
+    :func:`evaluators.oracles.linalg.nested_dissection.grouped_dissection`): the leading arguments
+    of the numba kernels (:attr:`kernel_args`), bundled for their Python callers."""
+
+    indptr: np.ndarray
+    nbr: np.ndarray
+    val: np.ndarray
+    perm: np.ndarray
+    own_lo: np.ndarray
+    own_hi: np.ndarray
+    n_child: np.ndarray
+
+    @classmethod
+    def of(cls, A, group_ptr: np.ndarray | None, coords: np.ndarray | None, settings: "PfaffianSettings",
+           threads: int) -> "SkewSystem":
+        """The matrix A (scipy sparse, skew) and its dissection by ``settings`` (leaf_nodes,
+        even_separators); group_ptr and coords as in :func:`log_abs_pfaffian`."""
+        csr = A.tocsr()
+        csr.sum_duplicates()
+        N = csr.shape[0]
+        group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
+        perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, settings.leaf_nodes,
+                                                           settings.even_separators, threads)
+        return cls(csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csr.data.astype(np.float64),
+                   perm, own_lo, own_hi, n_child)
+
+    @property
+    def fronts(self) -> int:
+        """Tree nodes (fronts) of the dissection."""
+        return self.own_lo.shape[0]
+
+    @property
+    def kernel_args(self) -> tuple:
+        """(indptr, nbr, val, perm, own_lo, own_hi, n_child): the kernels' first arguments."""
+        return (self.indptr, self.nbr, self.val, self.perm, self.own_lo, self.own_hi, self.n_child)
 
 
 @njit(cache=True, nogil=True)
@@ -74,7 +155,7 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
                      half, front_logs, front_errs, front_stats):
     """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
     (perm, own_lo, own_hi, n_child; owner[v] = tree node owning matrix node v) of the skew
-    matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.front_stack.empty_stack`)
+    matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.linalg.front_stack.empty_stack`)
     holds, on top, the contribution blocks of the children of the range's first fronts that lie
     outside it; each front pops its children's blocks and pushes its own. Returns (the stack after the range,
     singular). Writes front_logs[t] = sum of ln |pivot| of front t and front_errs[t] its error
@@ -135,18 +216,21 @@ def sum_front_logs(front_logs, front_errs):
     return total, err
 
 
-def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: float, ext: bool, track: bool,
-                        front_stats: np.ndarray, half: bool, threads: int = 1,
-                        share_fronts: bool = False) -> tuple[float, float]:
-    """(ln |Pf A|, error bound) for the skew matrix A in CSR rows (nbr, val), eliminated along the
-    postordered dissection tree (perm, own_lo, own_hi, n_child) by :func:`eliminate_fronts`
-    (arguments as there); with threads > 1 the subtrees below the top levels of the tree run
-    concurrently (:mod:`evaluators.oracles.subtree_threads`), and with share_fronts a front
-    running alone shares its dense updates with helper threads. Every front gets the same inputs in
-    the same order either way, and the fronts' logs are summed in postorder afterwards, so the
-    result does not depend on threads. (-inf, inf) when A is (numerically) singular."""
-    T = own_lo.shape[0]
-    owner = front_owner(perm, own_lo, own_hi)
+def multifrontal_log_pf(system: SkewSystem, settings: PfaffianSettings, threads: int, track: bool = False,
+                        front_stats: np.ndarray | None = None, share_fronts: bool = False) -> tuple[float, float]:
+    """(ln |Pf A|, error bound) for the skew matrix and dissection tree of ``system``, eliminated by
+    :func:`eliminate_fronts` as ``settings`` say (track: the running error analysis, on the plain
+    layout); with threads > 1 the subtrees below the top levels of the tree run concurrently
+    (:mod:`evaluators.oracles.linalg.subtree_threads`), and with share_fronts a front running alone
+    shares its dense updates with helper threads (:mod:`evaluators.oracles.linalg.skew_front_split`;
+    off in the oracle, which measured it slower: ``evolve perf planar`` compares). Every front gets
+    the same inputs in the same order either way, and the fronts' logs are summed in postorder
+    afterwards, so the result does not depend on threads. front_stats: an array of one row per front
+    receives (front size, fully summed, left over). (-inf, inf) when A is (numerically) singular."""
+    T = system.fronts
+    u, ext, half = float(settings.u), bool(settings.extended), settings.half and not track
+    front_stats = np.zeros((0, 3), np.int64) if front_stats is None else front_stats
+    owner = front_owner(system.perm, system.own_lo, system.own_hi)
     front_logs = np.zeros(T)
     front_errs = np.zeros(T)
 
@@ -155,18 +239,17 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
         found A singular. A single front shares its large dense updates with the helpers while
         alone() (no other task running)."""
         stack = stack_of(child_blocks, ext, track)
-        if helpers is not None and t_hi == t_lo + 1 and half and not track:
-            stack, singular = _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, stack, u,
-                                            ext, front_logs, front_stats, helpers, alone)
+        if helpers is not None and t_hi == t_lo + 1 and half:
+            stack, singular = _shared_front(system, owner, t_lo, stack, u, ext, front_logs, front_stats, helpers, alone)
         else:
-            stack, singular = eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi,
-                                               stack, u, ext, track, half, front_logs, front_errs, front_stats)
+            stack, singular = eliminate_fronts(*system.kernel_args, owner, t_lo, t_hi, stack, u, ext, track, half,
+                                               front_logs, front_errs, front_stats)
         return None if singular else top_block(stack)
 
     helpers = FrontHelpers(threads - 1) if threads > 1 and share_fronts else None
     try:
         if threads > 1:
-            tasks = split_tree(n_child, own_lo, own_hi, split_depth_for(threads))
+            tasks = split_tree(system.n_child, system.own_lo, system.own_hi, split_depth_for(threads))
             root_block = run_tree_in_threads(tasks, run, threads)
         else:
             root_block = run(0, T, [])
@@ -178,19 +261,17 @@ def multifrontal_log_pf(indptr, nbr, val, perm, own_lo, own_hi, n_child, u: floa
     return sum_front_logs(front_logs, front_errs)
 
 
-def _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, u, ext, front_logs, front_stats,
-                  helpers: FrontHelpers, alone):
+def _shared_front(system: SkewSystem, owner, t, stack, u, ext, front_logs, front_stats, helpers: FrontHelpers, alone):
     """:func:`eliminate_fronts` for the single front t (one-triangle kernel, no bound), its dense
-    updates shared with the helpers while alone() (:mod:`evaluators.oracles.skew_front_split`);
+    updates shared with the helpers while alone() (:mod:`evaluators.oracles.linalg.skew_front_split`);
     the same front, bit for bit. Returns (stack, singular)."""
-    N = perm.shape[0]
-    T = own_lo.shape[0]
+    N = system.perm.shape[0]
+    T = system.fronts
     stack = grown_stack(stack, 1)
     pos = np.full(N, -1, np.int64)
     idx = np.empty(N, np.int64)
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
-    H, L, B, f, k, stack = assemble_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, stack, ext,
-                                          False, eps, pos, idx)
+    H, L, B, f, k, stack = assemble_front(*system.kernel_args, owner, t, stack, ext, False, eps, pos, idx)
     front_logs[t], n, loc = eliminate_front_half_split(H, L, ext, k, u if f > k else 0.0, helpers, alone)
     if n > 0 and t == T - 1:
         return stack, True
@@ -201,65 +282,41 @@ def _shared_front(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t, sta
 
 
 def log_abs_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
-                     extended: bool = False, u: float = PIVOT_THRESHOLD,
-                     leaf_nodes: int = LEAF_NODES, front_stats: list | None = None,
-                     even_separators: bool = False, half_kernel: bool | None = None,
-                     threads: int | None = None, share_fronts: bool = False) -> float:
-    """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse).
+                     settings: PfaffianSettings = PfaffianSettings(), front_stats: list | None = None) -> float:
+    """ln |Pf A| of a sparse real skew-symmetric matrix (scipy sparse), eliminated as ``settings``
+    say (:class:`PfaffianSettings`).
 
     group_ptr: nodes come in contiguous groups group_ptr[g]:group_ptr[g+1] that the dissection
     keeps together (default: single nodes); coords: one (x, y) per group to steer the dissection
-    (BFS distances when None); extended: double-double arithmetic (about 10x slower, 16 more
-    digits). front_stats: a list that receives an array of (front size, fully summed nodes,
-    delayed nodes) per front. even_separators: separators that leave every cut group an even
-    remainder (for cold Kasteleyn matrices, see above); half_kernel: fronts eliminated on one
-    triangle (:mod:`evaluators.oracles.skew_front_half`; default: in double-double, where it
-    halves the arithmetic; in float64 it is no faster). Both False: the elimination of the
-    bounded run. threads: subtrees eliminated concurrently (None: :func:`default_threads`, i.e.
-    one thread below 50k nodes or while other work leaves no core free, else the usable cores up
-    to 4); the value does not depend on it.
-    share_fronts (with threads): a front running alone shares its dense updates with the idle
-    threads (:mod:`evaluators.oracles.skew_front_split`). Off by default: with both cores free the
-    whole elimination was 12-15% slower with it (P04 L = 256, beta = 5 and 8: 2.5-2.7 s against
-    2.2-2.5 s), the hand-over per pivot costing more than the split update saves.
-    Returns -inf when A is singular.
+    (BFS distances when None). front_stats: a list that receives an array of (front size, fully
+    summed nodes, delayed nodes) per front. Returns -inf when A is singular.
     """
-    half = extended if half_kernel is None else half_kernel
-    return _log_abs_pfaffian(A, group_ptr, coords, extended, False, u, leaf_nodes, front_stats,
-                             even_separators, half, threads, share_fronts)[0]
+    return _log_abs_pfaffian(A, group_ptr, coords, settings, False, front_stats)[0]
 
 
 def log_abs_pfaffian_bounded(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
-                             extended: bool = False, u: float = PIVOT_THRESHOLD,
-                             leaf_nodes: int = LEAF_NODES, threads: int | None = None) -> tuple[float, float]:
+                             settings: PfaffianSettings = PfaffianSettings()) -> tuple[float, float]:
     """(ln |Pf A|, a bound on its absolute error) by the same elimination with a running error
     analysis (Wilkinson): every entry carries a bound on its error, propagated through each
     update with the rounding of each operation (unit roundoff 2^-53, or 2^-102 in double-double)
     and an absolute allowance for results below the normal range; the bound on ln |Pf| is the
     sum over pivots of |error| / |pivot| (first order). About twice the work of the plain run.
-    threads as in :func:`log_abs_pfaffian`. (-inf, inf) when A is (numerically) singular."""
-    value, bound = _log_abs_pfaffian(A, group_ptr, coords, extended, True, u, leaf_nodes, None, False, False, threads,
-                                     False)
+    ``settings`` as for :func:`log_abs_pfaffian`, on the plain layout and kernel the bound was
+    analysed for (:attr:`PfaffianSettings.plain`). (-inf, inf) when A is (numerically) singular."""
+    value, bound = _log_abs_pfaffian(A, group_ptr, coords, settings.plain, True, None)
     return value, bound + 4.0 * UNIT_ROUNDOFF * abs(value)
 
 
-def _log_abs_pfaffian(A, group_ptr, coords, extended, track, u, leaf_nodes, front_stats, even, half, threads,
-                      share_fronts):
+def _log_abs_pfaffian(A, group_ptr, coords, settings: PfaffianSettings, track: bool, front_stats: list | None):
     N = A.shape[0]
     if N == 0:
         return 0.0, 0.0
     if N % 2 == 1:
         return -np.inf, np.inf
-    csr = A.tocsr()
-    csr.sum_duplicates()
-    group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    threads = default_threads(N) if threads is None else int(threads)
-    perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, even, threads)
-    stats = np.zeros((len(own_lo) if front_stats is not None else 0, 3), np.int64)
-    value, bound = multifrontal_log_pf(csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                                       csr.data.astype(np.float64), perm, own_lo, own_hi, n_child,
-                                       float(u), bool(extended), bool(track), stats, half and not track, threads,
-                                       share_fronts)
+    threads = settings.threads_for(N)
+    system = SkewSystem.of(A, group_ptr, coords, settings, threads)
+    stats = np.zeros((system.fronts if front_stats is not None else 0, 3), np.int64)
+    value, bound = multifrontal_log_pf(system, settings, threads, track, stats)
     if front_stats is not None:
         front_stats.append(stats)
     return float(value), float(bound)

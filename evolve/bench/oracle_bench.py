@@ -2,7 +2,7 @@
 measured in the same process (seconds, ratios, and the difference in log Z between the two).
 
 - tn: P06 (random 3-regular +-1 glass, beta = 1): the path search's previous settings and permute
-  blocks against now (:mod:`evaluators.oracles.tn_bench`).
+  blocks against now (:mod:`evolve.bench.tn_bench`).
 - planar: P04 (+-J grid): the oracle end to end in one thread against the elimination's subtrees
   in threads (wall and CPU seconds); the elimination in float64 and in double-double; the cost
   and size of the running bound; with threads, the lone fronts' dense updates shared or not.
@@ -17,7 +17,15 @@ import time
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
-from evaluators.oracles.tn_bench import bench_tn, format_tn
+from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
+from evaluators.oracles.elimination import elimination_log_z
+from evaluators.oracles.linalg.skew_pfaffian import (PfaffianSettings, SkewSystem, log_abs_pfaffian,
+                                                     log_abs_pfaffian_bounded, multifrontal_log_pf)
+from evaluators.oracles.linalg.subtree_threads import default_threads
+from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
+from evaluators.oracles.tensor_network import tensor_network_log_z
+from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+from evolve.bench.tn_bench import bench_tn, format_tn
 from tasks.model import IsingModel
 from tasks.registry import get_task
 
@@ -45,10 +53,6 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
     runs taken in turns (the machine's other load comes and goes); then the Pfaffian elimination
     alone (threaded, in the oracle's layout) in float64 and in double-double, its delayed pivots
     and their difference; up to bounded_max_L also float64 with the running error bound."""
-    from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
-    from evaluators.oracles.skew_pfaffian import log_abs_pfaffian, log_abs_pfaffian_bounded
-    from evaluators.oracles.subtree_threads import default_threads
 
     if warm_up:  # compile every kernel first (numba), so no row pays for it
         bench_planar(cases=((6, (1.0, 20.0)),), bounded_max_L=6, warm_up=False)
@@ -78,19 +82,18 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
             cold = float(np.abs(K).max()) > EVEN_SEPARATORS_ABOVE
             for name, ext in (("f64", False), ("dd", True)):
                 stats: list = []
-                row[name], row[f"{name}_s"], _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=ext,
-                                                                 even_separators=cold, front_stats=stats,
-                                                                 threads=row["threads"])
+                settings = PfaffianSettings(extended=ext, even_separators=cold, threads=row["threads"])
+                row[name], row[f"{name}_s"], _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, settings,
+                                                                 front_stats=stats)
                 row[f"{name}_delayed"] = int(stats[0][:, 2].sum())
             row["abs_diff"] = abs(row["f64"] - row["dd"])
             # the fronts near the root with their dense updates shared or not (the default), in turns
             row["dd_shared_s"] = row["dd_unshared_s"] = row["shared_diff"] = None
             if row["threads"] > 1:
+                settings = PfaffianSettings(extended=True, even_separators=cold, threads=row["threads"])
                 for _ in range(repeats):
                     for key, share in (("dd_unshared_s", False), ("dd_shared_s", True)):
-                        value, wall, _ = _wall_cpu_timed(log_abs_pfaffian, A, group_ptr, coords, extended=True,
-                                                         even_separators=cold, share_fronts=share,
-                                                         threads=row["threads"])
+                        value, wall, _ = _wall_cpu_timed(_shared_or_not, A, group_ptr, coords, settings, share)
                         row["shared_diff"] = max(row["shared_diff"] or 0.0, abs(value - row["dd"]))
                         row[key] = wall if row[key] is None else min(row[key], wall)
             row["float64_bound"] = row["float64_bound_s"] = None
@@ -99,6 +102,15 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
                                                                                        group_ptr, coords)
             rows.append(row)
     return rows
+
+
+def _shared_or_not(A, group_ptr, coords, settings: PfaffianSettings, share_fronts: bool) -> float:
+    """:func:`log_abs_pfaffian` (the matrix's dissection included) with a lone front's dense updates
+    shared with helper threads or not: the oracle never shares them (measured slower), so the
+    choice is the elimination's own (``multifrontal_log_pf``), not a setting of the oracle's."""
+    threads = settings.threads_for(A.shape[0])
+    system = SkewSystem.of(A, group_ptr, coords, settings, threads)
+    return float(multifrontal_log_pf(system, settings, threads, share_fronts=share_fronts)[0])
 
 
 def format_planar(rows: list[dict]) -> str:
@@ -137,9 +149,6 @@ def heap_tree(n: int, beta: float, seed: int = 0) -> IsingModel:
 
 def bench_treewidth(sizes=(1023, 4095, 32767), baseline_max_n: int = 4095) -> list[dict]:
     """One row per n: variable elimination against the tensor network and the transfer matrix."""
-    from evaluators.oracles.elimination import elimination_log_z
-    from evaluators.oracles.tensor_network import tensor_network_log_z
-    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 
     elimination_log_z(heap_tree(31, 1.0))  # JIT warm-up
     rows = []

@@ -1,6 +1,6 @@
 """Independent subtrees of a postordered elimination tree run in threads.
 
-The multifrontal elimination (:mod:`evaluators.oracles.skew_pfaffian`) needs a front's children
+The multifrontal elimination (:mod:`evaluators.oracles.linalg.skew_pfaffian`) needs a front's children
 done before the front itself, and nothing else: the subtrees under a separator are independent
 until their parent. The tree is cut ``split_depth`` levels below the root: every subtree hanging
 there is one task (a contiguous range of the postorder), every front above it is a task of its
@@ -9,7 +9,7 @@ up) is passed to its parent's task, in the order of the postorder, so each front
 inputs in the same order as in the serial run. The kernel must release the GIL (numba
 ``nogil=True``) for the threads to run on several cores. A running task can ask whether it is
 alone (no other task submitted): the other threads then idle until it ends, so it may hand parts
-of its work to helpers (the fronts near the root: :mod:`evaluators.oracles.skew_front_split`).
+of its work to helpers (the fronts near the root: :mod:`evaluators.oracles.linalg.skew_front_split`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ nodes next to a cut, on the side with fewer of them).
 
 Coordinates only steer the fill (any coordinates give the same Pfaffian, just slower); when a
 model has no geometry, two BFS distance fields serve as a rough 2D layout. Optionally
-(``even_remainder``, the cold layout of :mod:`evaluators.oracles.skew_pfaffian`) a separator takes
+(``even_remainder``, the cold layout of :mod:`evaluators.oracles.linalg.skew_pfaffian`) a separator takes
 one more node of each group it would otherwise leave an odd number of nodes below it.
 """
 

@@ -10,7 +10,7 @@ were locally bad by more than 708 / beta), and colder the contraction returned N
 
 Here:
 
-- the linear route (:mod:`evaluators.oracles.linear_contraction`) contracts in float64 and checks
+- the linear route (:mod:`evaluators.oracles.contraction.linear_contraction`) contracts in float64 and checks
   every intermediate as it is made: all entries are sums of positive products, and a product
   that underflows is below 2.3e-308, so an intermediate whose every entry is at least
   ``J * TINY`` (J = number of terms summed into each entry) lost less than 2.3e-308 / TINY of
@@ -41,7 +41,7 @@ from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
 from evaluators.oracles.budget import affordable, check
-from evaluators.oracles.linear_contraction import TINY, RangeExceeded, linear_log, log_sum
+from evaluators.oracles.contraction.linear_contraction import TINY, RangeExceeded, linear_log, log_sum
 
 #: slices contracted at once: one per core here; each holds its own intermediates (up to the budget)
 SLICE_WORKERS = 2

@@ -3,8 +3,10 @@ and the best few trees it found refined by subtree reconfiguration.
 
 Trees are scored by flops plus F x entries written, and the search stops once it has run
 ``SEARCH_FRACTION`` of the time its best tree is predicted to take to contract
-(``predicted_seconds``), both by this machine's executor rates (:func:`rates`: learned from the
-oracle's own contractions, :mod:`evaluators.oracles.executor_rates`), but not before
+(``predicted_seconds``), both by the executor rates the caller passes (``costs``: this machine's,
+learned from the oracle's own contractions and recorded by the run that uses them,
+:mod:`evaluators.oracles.contraction.executor_rates`; ``DEFAULT_RATES`` when none are given: this
+module never reads a machine's records or a setting of its own), but not before
 ``MIN_TRIALS`` trials, and at the latest after ``MAX_SEARCH_S`` seconds or ``max_trials`` trials. Why a fraction: if the best tree's contraction time C falls with
 the search time S as S^-a, search plus contraction is least at S = a C; on P06 n = 250 seed 1 three
 times the trials (48 -> 150) halved the best cost (a ~ 0.6), seed 5 sits near its floor after a
@@ -36,11 +38,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 import cotengra as ctg
 
-from evaluators.oracles.executor_rates import ExecutorRates, executor_rates
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES, ExecutorRates
 
 SEARCH_WORKERS = 2  # processes the trials run in (the cores here)
-#: the executor's costs the search uses; None: this machine's, learned (tests and the benchmark set them)
-RATES: ExecutorRates | None = None
 MAX_SEARCH_TRIALS = 512
 PROBE_TRIALS = 8  # trials run here before deciding whether the rest is worth a pool
 MIN_TRIALS = 8  # whatever the first trials predict: P06 n = 200 stopped after a 2.3e10-flop first find when
@@ -60,15 +60,9 @@ _CHUNK_PER_WORKER = 6  # trials per worker between two checks of the stopping ru
 _WAIT_S = 0.005  # how long a look at an unfinished trial blocks (cotengra's own loop spins)
 
 
-def rates() -> ExecutorRates:
-    """The executor's costs per flop and per written entry: ``RATES`` when set, else this
-    machine's (:func:`evaluators.oracles.executor_rates.executor_rates`)."""
-    return RATES if RATES is not None else executor_rates()
-
-
-def predicted_seconds(flops: float, writes: float, costs: ExecutorRates | None = None) -> float:
+def predicted_seconds(flops: float, writes: float, costs: ExecutorRates = DEFAULT_RATES) -> float:
     """Seconds the executor is expected to take on a tree with these costs (all slices)."""
-    return (costs or rates()).predicted_seconds(flops, writes)
+    return costs.predicted_seconds(flops, writes)
 
 
 def _methods() -> list[str]:
@@ -83,9 +77,9 @@ def _methods() -> list[str]:
     return ["kahypar-agglom"]
 
 
-def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
-                    methods: tuple[str, ...] | None = None, costs: ExecutorRates | None = None) -> ctg.HyperOptimizer:
-    """A serial optimizer scored by ``costs.minimize`` (default :func:`rates`) with every trial
+def hyper_optimizer(max_width: float, costs: ExecutorRates = DEFAULT_RATES, max_trials: int = MAX_SEARCH_TRIALS,
+                    methods: tuple[str, ...] | None = None) -> ctg.HyperOptimizer:
+    """A serial optimizer scored by ``costs.minimize`` with every trial
     sliced to 2^max_width floats (one slicing, ``TRIAL_SLICE_REPEATS``), stopping (used alone, as
     ``optimize=``) after four times its best tree's predicted seconds of flops (cotengra's
     ``rate:`` counts flops alone) or ``max_trials`` trials; :func:`search_tree` drives it by its
@@ -93,7 +87,6 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
     per-trial subtree reconfiguration (cotengra's default when no slicing options are given): it
     cost 1-2 s per trial at n = 200-250, 8x fewer trials, for no better best tree; the search
     refines its best few trees instead."""
-    costs = costs or rates()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ctg.HyperOptimizer(methods=list(methods or _methods()), max_repeats=max_trials,
@@ -103,10 +96,9 @@ def hyper_optimizer(max_width: float, max_trials: int = MAX_SEARCH_TRIALS,
                                                                "max_repeats": TRIAL_SLICE_REPEATS})
 
 
-def combo_cost(tree, costs: ExecutorRates | None = None) -> float:
-    """The search's score of a tree: flops + F x entries written (F: ``costs``', default
-    :func:`rates`', combo factor)."""
-    return float(tree.combo_cost(factor=(costs or rates()).combo_factor))
+def combo_cost(tree, costs: ExecutorRates = DEFAULT_RATES) -> float:
+    """The search's score of a tree: flops + F x entries written (F: ``costs``' combo factor)."""
+    return float(tree.combo_cost(factor=costs.combo_factor))
 
 
 def within_budget(tree, max_width: float):
@@ -117,10 +109,10 @@ def within_budget(tree, max_width: float):
     return tree.slice(target_size=2 ** int(max_width))
 
 
-def resliced(tree, max_width: float, costs: ExecutorRates | None = None):
+def resliced(tree, max_width: float, costs: ExecutorRates = DEFAULT_RATES):
     """The tree with its slicing chosen again, as the best of ``CANDIDATE_SLICE_REPEATS`` randomised
     slicings to 2^max_width floats (a search trial's tree was sliced once), when that lowers its
-    cost (by ``costs``, default :func:`rates`)."""
+    cost (by ``costs``)."""
     tree = within_budget(tree, max_width)
     if not tree.sliced_inds:
         return tree
@@ -128,12 +120,11 @@ def resliced(tree, max_width: float, costs: ExecutorRates | None = None):
     return again if combo_cost(again, costs) < combo_cost(tree, costs) else tree
 
 
-def refined(tree, max_width: float, costs: ExecutorRates | None = None):
+def refined(tree, max_width: float, costs: ExecutorRates = DEFAULT_RATES):
     """The tree resliced (:func:`resliced`) and after cotengra's subtree reconfiguration (each
     subtree of up to 8 tensors re-pathed optimally, slices kept), within the budget, when that
-    lowers its cost (0.6-3.6 s a tree at P06 n = 250). ``costs`` (default :func:`rates`) is
-    passed by the search: a pool worker is another process, whose ``RATES`` are not the caller's."""
-    costs = costs or rates()
+    lowers its cost (0.6-3.6 s a tree at P06 n = 250), both scored by ``costs`` (passed to a pool
+    worker with the tree)."""
     tree = resliced(tree, max_width, costs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -217,9 +208,8 @@ def _refine_all(trees: list, max_width: float, pool: ProcessPoolExecutor | None,
     return [refined(tree, max_width, costs) for tree in trees]
 
 
-def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
-                workers: int = SEARCH_WORKERS, costs: ExecutorRates | None = None,
-                hard_stop_s: float | None = None):
+def search_tree(inputs, shapes, max_width: float, costs: ExecutorRates = DEFAULT_RATES, max_trials: int | None = None,
+                workers: int = SEARCH_WORKERS, hard_stop_s: float | None = None):
     """The best tree a hyper-optimised search finds for the network (``inputs``: index labels per
     tensor, ``shapes``: their shapes; scalar output), within the budget of 2^max_width floats per
     intermediate (sliced), in at most ``max_trials`` trials (default ``MAX_SEARCH_TRIALS``), its
@@ -227,8 +217,7 @@ def search_tree(inputs, shapes, max_width: float, max_trials: int | None = None,
     ``hard_stop_s``: from a caller's time budget, the search stops after this many seconds whatever
     its trials (the first trial always completes) and its trees are not refined."""
     max_trials = max_trials or MAX_SEARCH_TRIALS
-    costs = costs or rates()   # read once: the whole search scores and stops by the same figures
-    opt = hyper_optimizer(max_width, max_trials, costs=costs)
+    opt = hyper_optimizer(max_width, costs, max_trials)   # the whole search scores and stops by the same figures
     opt.max_time = None  # the stopping rule is ours, checked between rounds
     size_dict = {ix: d for inp, shape in zip(inputs, shapes) for ix, d in zip(inp, shape)}
     start = time.perf_counter()

@@ -2,14 +2,14 @@
 before, in the same process (seconds, flops, ratios, and the difference in log Z between the two).
 
 P06 (random 3-regular +-1 glass, beta = 1, one spin fixed by the global flip in both). "before": the
-search scoring and stopping by the fixed executor costs of earlier rounds (``BEFORE``:
+search scoring and stopping by the fixed executor costs of earlier rounds (``BEFORE_RATES``:
 ``executor_rates.DEFAULT_RATES``, a write worth 64 flops at 2e10 flops a second), and the permute
 kernel of the round before (``BEFORE_PERMUTE``: every entry gathered through offset tables in
-blocks of 2^12); "now": :mod:`evaluators.oracles.path_search` with this machine's learned rates
-(:mod:`evaluators.oracles.executor_rates`; the contractions of this benchmark add to the records,
-so on a machine without any the first rows are "now" by the default or a scaled default) and
-:mod:`evaluators.oracles.binary_permute` as configured. Both through
-``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH)`` and contracted by ``contract_log``
+blocks of 2^12); "now": :mod:`evaluators.oracles.contraction.path_search` given this machine's learned rates, read once
+(:mod:`evaluators.oracles.contraction.executor_rates`; the contractions of this benchmark add to the records,
+so on a machine without any, "now" is the default until a later run) and
+:mod:`evaluators.oracles.contraction.binary_permute` as configured. Both through
+``tensor_network._tree(..., "auto", DEFAULT_MAX_WIDTH, rates)`` and contracted by ``contract_log``
 (2^24-float budget, pooled buffers, two slice threads). The search is randomised, so the trees
 differ from run to run: the two configurations alternate in the order they run per seed. With
 ``cross_blocks``, now's tree is contracted again with the permute kernel of before
@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import time
 import warnings
-from contextlib import contextmanager
 
 import cotengra as ctg
 
-from evaluators.oracles import binary_permute
-from evaluators.oracles import path_search as ps
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.executor_rates import DEFAULT_RATES
-from evaluators.oracles.log_contraction import contract_log
+from evaluators.oracles.contraction import binary_permute
+from evaluators.oracles.contraction import path_search as ps
+from evaluators.oracles.contraction.executor_rates import DEFAULT_RATES, ExecutorRates, learned_rates
+from evaluators.oracles.contraction.log_contraction import contract_log
 from tasks.registry import get_task
 
-BEFORE = {"RATES": DEFAULT_RATES}  # the search's settings before this round: the fixed executor costs
+BEFORE_RATES = DEFAULT_RATES  # the search's executor costs before this round: the fixed default
 BEFORE_PERMUTE = {"RUN_BITS": 0, "BLOCK_BITS": 6}  # the permute kernel before: the gather in blocks of 2^12
 
 
@@ -49,25 +48,10 @@ def _timed_cpu(fn, *args, **kw):
     return value, wall, time.process_time() - cpu
 
 
-@contextmanager
-def search_settings(settings: dict):
-    """The path search's module settings replaced for the block (``BEFORE``, or {} for now's)."""
-    saved = {name: getattr(ps, name) for name in settings}
-    for name, value in settings.items():
-        setattr(ps, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(ps, name, value)
-
-
-def _run(net, settings: dict, permute: dict, row: dict, tag: str):
+def _run(net, costs: ExecutorRates, permute: dict, row: dict, tag: str):
     tn._TREE_CACHE.clear()
-    with search_settings(settings):
-        costs = ps.rates()
-        row[f"{tag}_rates"] = f"{costs.combo_factor} ({costs.source})"
-        tree, row[f"{tag}_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH)
+    row[f"{tag}_rates"] = f"{costs.combo_factor} ({costs.source})"
+    tree, row[f"{tag}_path_s"] = _timed(tn._tree, net, "auto", tn.DEFAULT_MAX_WIDTH, costs)
     row.update({f"{tag}_flops": float(tree.contraction_cost()), f"{tag}_writes": float(tree.total_write()),
                 f"{tag}_slices": int(tree.nslices)})
     log_z, row[f"{tag}_contract_s"], row[f"{tag}_contract_cpu_s"] = _contract_with_permute(tree, net, permute)
@@ -97,6 +81,7 @@ def bench_tn(sizes=(100, 150, 200, 250), seeds=(0,), cross_blocks: bool = True) 
     task = get_task("P06")
     warm = tn._build(task.to_model(task.probe_params(20, 0, 0), 20).with_beta(1.0))
     contract_log(tn._tree(warm, "greedy", 26), warm.arrays)  # JIT warm-up
+    now = learned_rates()   # this machine's, read once for every row
     rows = []
     for n in sizes:
         for seed in seeds:
@@ -108,9 +93,9 @@ def bench_tn(sizes=(100, 150, 200, 250), seeds=(0,), cross_blocks: bool = True) 
                 greedy, row["greedy_path_s"] = _timed(ctg.array_contract_tree, net.inputs, output=(), shapes=shapes,
                                                       optimize="greedy")
             row["greedy_flops"] = float(greedy.contraction_cost())
-            order = [("before", BEFORE, BEFORE_PERMUTE), ("now", {}, {})]
-            trees = {tag: _run(net, settings, permute, row, tag)
-                     for tag, settings, permute in (order if seed % 2 == 0 else order[::-1])}
+            order = [("before", BEFORE_RATES, BEFORE_PERMUTE), ("now", now, {})]
+            trees = {tag: _run(net, costs, permute, row, tag)
+                     for tag, costs, permute in (order if seed % 2 == 0 else order[::-1])}
             row["abs_diff"] = abs(row["now_log_z"] - row["before_log_z"])
             row["old_blocks_s"] = None
             if cross_blocks:
@@ -132,7 +117,7 @@ def format_tn(rows: list[dict]) -> str:
     lines = ["P06, random 3-regular +-1 glass, beta = 1; before = the search scored and stopped by the fixed "
              f"executor costs (a write worth {DEFAULT_RATES.combo_factor} flops at "
              f"{DEFAULT_RATES.flops_per_second:.0e} flops a second); now = by this machine's learned costs "
-             "(evaluators/oracles/executor_rates.py; per row: a write's worth in flops and where that came from); "
+             "(evaluators/oracles/contraction/executor_rates.py; per row: a write's worth in flops and where that came from); "
              f"both stopped at {ps.SEARCH_FRACTION:g} of the best tree's predicted contraction time, permute in "
              f"runs of 2^{binary_permute.RUN_BITS}; CPU = CPU seconds of the contraction;",
              "permute before = now's tree contracted with the permute kernel of before, wall (CPU) seconds and the "
