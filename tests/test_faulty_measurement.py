@@ -24,6 +24,7 @@ from search.derivation.actions.cycle_dual import _act_cycle_basis, _act_cycle_du
 from search.derivation import derive
 from search.derivation.actions import ACTIONS, get_action
 from search.derivation.runtime import _rt_start
+from search.derivation.solvers import step_checker
 from search.derivation.view import to_ising, view_of
 from tasks import faulty_measurement as fm
 from tasks.catalog.t21_surface_code import syndrome as t21_syndrome
@@ -214,3 +215,18 @@ def test_t25_derivation_reaches_the_gauge_model_an_exact_program_and_valid_bound
     assert d.tractable_class == "no_efficient_known" and all(s.check.passed for s in d.steps)
     bounds = [a for a in d.answers if a.kind == "bounds"]
     assert bounds and bounds[0].actions[0][0] == "cycle_dual" and bounds[0].check.passed
+
+
+def test_wide_elimination_finishes_large_multi_spin_checks_exactly(t25):
+    """The step checks' finisher for models with multi-spin terms beyond enumeration is the elimination program
+    (exact: the 36-spin gauge model against the oracles; it refuses a width past its cap with a MemoryError)."""
+    task, read = t25
+    solver = step_checker("large")
+    assert solver.NAME == "wide_elimination" and step_checker("pairwise").NAME == "tensor_contraction"
+    params = task.probe_params(9, 0, 1)
+    state = _act_cycle_dual(_rt_start(read(params, 9)), {})
+    value = solver.ENTRY(state, {}) + state["log_shift"]
+    assert value == pytest.approx(constrained_log_value(read(params, 9), 22), rel=1e-10)
+    wide = _act_cycle_dual(_rt_start(read(task.probe_params(16, 0, 0), 16)), {})
+    with pytest.raises(MemoryError, match="width"):
+        solver.ENTRY(wide, {})
