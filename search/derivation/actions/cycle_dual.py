@@ -6,23 +6,26 @@ The sum runs over 0/1 variables x on the solutions of parity conditions A x = r 
 polynomial in s_b = 2 x_b - 1. The solutions are x1 + ker A (x1 by Gaussian elimination over GF(2)).
 The graph: the conditions are taken shortest first, those of families (stated for every value of
 indices: local checks) before single ones (a class, a homology), each kept as a vertex while no variable
-lies in more than two kept conditions; a variable is the edge between its kept conditions, or between its one kept
-condition and a boundary vertex (which has no condition), or a loop at the boundary. Every cycle of this
-graph satisfies the kept conditions; those that satisfy the other conditions too (the global ones: a
-class, a homology) lie in ker A. The short cycles are found by length, 1, 2, 3, ... (a depth-first search
-from each vertex through higher-numbered ones): a cycle of length k is kept when it is in ker A and is
-not a sum of kept shorter cycles (a relevant cycle: every cycle of one length that is new, not a basis of
-them, so the gauge redundancy of the lattice's plaquettes is kept and no bent cycle is), until the kept
-cycles span ker A (rank A + rank = number of variables, over GF(2)); past CYCLE_MAX_LENGTH edges, or a search
-budget of CYCLE_BUDGET steps, the step refuses. Then with t_f = (-1)^(sigma_f) on the F kept cycles and
+lies in more than two kept conditions; a variable is the edge between its kept conditions, or between its
+one kept condition and a boundary vertex (which has no condition), or a loop at the boundary. Every cycle
+of this graph satisfies the kept conditions; those that satisfy the others too (the global ones: T18's
+homology; T25's class condition is kept, a vertex the left boundary's edges end on) lie in ker A. The
+short cycles are found by length, 1, 2, 3, ... (a depth-first search from each vertex through
+higher-numbered ones): a cycle of length k is kept when it is in ker A and is not a sum of kept shorter
+cycles (a relevant cycle: every cycle of one length that is new, not a basis of them, so the gauge
+redundancy of the lattice's plaquettes is kept and no bent cycle is), until the kept cycles span ker A
+(rank A + rank = number of variables, over GF(2)); past CYCLE_MAX_LENGTH edges, or a search budget of
+CYCLE_BUDGET steps, the step refuses. Then with t_f = (-1)^(sigma_f) on the F kept cycles and
 eta_b = (-1)^(x1_b), every solution is x1 + sum_f sigma_f g_f, reached 2^(F - rank) times, and
 
     s_b = -eta_b prod_(f contains b) t_f,
 
 so a monomial w prod_(b in T) s_b of the weight becomes w prod_b (-eta_b) times the product of the spins
 of the cycles met an odd number of times by T. For the space-time graph of the surface code the kept
-cycles are its plaquettes, a variable's field becomes the product of the (up to four) plaquettes around
-its edge, and the result is the random-plaquette gauge model. No polynomial method is known for it: the
+cycles are its plaquettes (3-cycles through the boundary vertices on the rough boundaries; the temporal
+plaquettes of the boundary columns' vertical edges are sums of those and are left out, a gauge fixed
+there), a variable's field becomes the product of the (up to four) plaquettes around its edge, and the
+result is the random-plaquette gauge model. No polynomial method is known for it: the
 step is a checked reduction, and what follows it is an exact exponential solver or bounds. Where the
 conditions are drawn on a grid or in the plane, dual_rbim, face_dual and dual_layers give the faces
 directly (and a lattice the solvers use); this step is for the graphs they cannot draw.
