@@ -206,9 +206,10 @@ def test_cycle_dual_refuses_what_its_cycles_cannot_span():
 
 
 def test_t25_derivation_reaches_the_gauge_model_an_exact_program_and_valid_bounds(sandbox):
-    """~20 s: from T25's formula alone, the cycle_dual reduction checked at L = T = 3 (its 36-spin model by the
-    exact oracles in-process, the program finished by the wide elimination in the sandbox), the exact
-    (exponential) program, and mean-field / tree-reweighted bounds after the reduction that hold."""
+    """~5 s (20 s under load): from T25's formula alone, the cycle_dual reduction checked at L = T = 3 (its
+    36-spin model by the exact oracles in-process, the program finished by the wide elimination in the
+    sandbox), the exact (exponential) program, and mean-field / tree-reweighted bounds after the reduction
+    that hold."""
     d = derive(get_task("T25"), sandbox=sandbox)
     assert d.chain == "spin_variables -> cycle_dual -> wide_elimination", (d.error, [(s.action, s.check.text())
                                                                            for s in d.failed])
