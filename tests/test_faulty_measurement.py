@@ -186,7 +186,7 @@ def test_cycle_dual_is_exact_on_the_drawn_codes_and_leaves_them_to_their_drawing
     model = to_ising(_act_cycle_dual(problem, {}))
     assert exact_log_z(model, "brute").log_z == pytest.approx(constrained_log_value(problem, 22), rel=1e-10)
     view = view_of(task_id, (n,), [problem], False, first_steps=[a for a in ACTIONS.values() if a.FIRST_STEP])
-    assert "draw the graph" in get_action("cycle_dual").admits(view)
+    assert "map the sum with a drawing of its graph" in get_action("cycle_dual").admits(view)
 
 
 def test_cycle_dual_refuses_what_its_cycles_cannot_span():

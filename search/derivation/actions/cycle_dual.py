@@ -38,7 +38,7 @@ import sys
 
 import numpy as np
 
-from search.derivation.actions import register
+from search.derivation.actions import ACTIONS, register
 from search.derivation.actions.dual_rbim import _act_dual_gf2
 from search.derivation.runtime import _rt_merge
 
@@ -48,7 +48,7 @@ SUMMARY = ("parity-constrained sum on a graph not drawn on a grid -> gauge spins
 COST = "O(n^3)"
 LABELS: tuple[str, ...] = ()
 PRESERVES_ENERGY = False
-ORDER = 35                 # after dual_rbim, dual_layers and face_dual, which draw the graph
+ORDER = 35                 # after dual_rbim, dual_layers and face_dual, which draw the graph (see admits)
 FIRST_STEP = True          # tried on every state of a problem before it is a spin model
 OPTION_SPACE: dict = {}
 IMPORTS = """\
@@ -56,8 +56,6 @@ import math
 
 import numpy as np
 """
-#: the first steps that draw the graph themselves: where one applies, this step is not tried
-DRAWN_BY = ("dual_rbim", "dual_layers", "face_dual")
 
 
 def _act_cycle_rows(problem):
@@ -234,11 +232,14 @@ ENTRY = _act_cycle_dual
 
 
 def admits(view) -> str | None:
+    """Not where a first step tried before it (a smaller ORDER: the ones that draw the graph on a grid or in
+    the plane) accepts every state: their faces come with the geometry the solvers after them use."""
     if view.kind != "constrained":
         return "not a parity-constrained sum"
-    drawn = [name for name in DRAWN_BY if view.accepts.get(name, "") is None]
-    if drawn:
-        return f"{' and '.join(drawn)} draw the graph of the conditions (faces with a lattice the solvers use)"
+    earlier = [a.NAME for a in ACTIONS.values()
+               if a.FIRST_STEP and a.ORDER < ORDER and view.accepts.get(a.NAME, "") is None]
+    if earlier:
+        return f"{' and '.join(earlier)} (tried before it) map the sum with a drawing of its graph"
     return view.reason(NAME)
 
 
