@@ -231,3 +231,23 @@ def test_wide_elimination_finishes_large_multi_spin_checks_exactly(t25):
     wide = _act_cycle_dual(_rt_start(read(task.probe_params(16, 0, 0), 16)), {})
     with pytest.raises(MemoryError, match="width"):
         solver.ENTRY(wide, {})
+
+
+def test_the_in_process_check_of_a_large_gauge_model_survives_the_oracles_refusing(t25, monkeypatch):
+    """Beyond brute force the in-process check asks the exact oracles within a budget; when they refuse (a loaded
+    machine) the large-model finisher answers, to the same value."""
+    from evaluators.oracles.base import TooLarge
+    from search.derivation import checks
+
+    task, read = t25
+    params = task.probe_params(9, 0, 0)
+    state = _act_cycle_dual(_rt_start(read(params, 9)), {})
+    assert state["n"] > checks.BRUTE_MAX_N
+    by_oracle = checks._exact_value(state)
+
+    def refuse(*args, **kwargs):
+        raise TooLarge("over the call's budget (test)")
+
+    monkeypatch.setattr(checks, "exact_log_z", refuse)
+    assert checks._exact_value(state) == pytest.approx(by_oracle, rel=1e-12)
+    assert by_oracle == pytest.approx(constrained_log_value(read(params, 9), 22), rel=1e-10)

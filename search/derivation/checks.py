@@ -7,7 +7,8 @@ average at the smallest size its formula takes):
 * in-process, the states before and after the step (computed by the very functions the program
   renders) are evaluated exactly: spin models by the verifier's brute force
   (evaluators/oracles/brute.py) up to :data:`BRUTE_MAX_N` spins and by its exact oracles beyond (a
-  reduction may have more spins than the problem: the gauge model of T25), mean energies and the
+  reduction may have more spins than the problem: the gauge model of T25; where they refuse within
+  their budget, a multi-spin model by the "large" step-check finisher), mean energies and the
   constrained and disorder problems by complete enumeration (a constrained sum beyond it by exact
   elimination with its conditions); the totals (with ``log_shift``) must agree to :data:`TOLERANCE`;
 * in the sandbox (evaluators/sandbox, as the verifier runs candidates), the rendered program of the
@@ -90,7 +91,12 @@ def _exact_value(state: dict) -> float:
     if model.n > BRUTE_MAX_N:     # beyond enumeration: the verifier's exact oracles (elimination, contraction)
         try:
             return float(exact_log_z(model, budget_s=ORACLE_BUDGET_S).log_z)
-        except TooLarge as exc:
+        except TooLarge as exc:       # over their budget (a loaded machine): the large-model finisher, exact too
+            if state["statistic"] == "log_z" and any(i.shape[1] > 2 for i, _ in state["terms"]):
+                try:
+                    return float(step_checker("large").ENTRY(state, {})) + float(state["log_shift"])
+                except MemoryError:
+                    pass
             raise ValueError(f"no exact oracle answered for a model of {model.n} spins ({exc})") from None
     return brute_log_z(model)
 
