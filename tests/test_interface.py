@@ -26,7 +26,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tasks" / "diamo
 #: sizes of the same form as each task's own, that the derivation never samples
 UNSAMPLED = {"P01": 37, "P02": 21, "P03": 49, "P04": 25, "P05": 17, "P06": 12, "T07": 9, "T08": 18, "T09": 23,
              "T10": 11, "T11": 15, "T12": 49, "T13": 25, "T14": 36, "T15": 216, "T16": 49, "T17": 20, "T18": 49,
-             "T19": 36, "T20": 36, "T21": 49, "T22": 12, "T23": 216, "T24": 49,
+             "T19": 36, "T20": 36, "T21": 49, "T22": 12, "T23": 216, "T24": 49, "T25": 25,
              "DIAMOND": 16}
 
 

@@ -194,7 +194,8 @@ def test_a_step_that_fails_its_check_is_refused_with_the_check(ask, monkeypatch)
     ('{"tractable_class": "gauge", "code": "def Z_efficient(params, n):\\n    return 1.0"}',
      '"derivation" must be a list of {"action": ..., "options": {...}} objects'),
     ('{"derivation": [{"action": "gauge"}, {"action": "fourier"}], "solver": "kaufman"}',
-     "step 2: unknown action 'fourier'; the actions are nishimori, dual_rbim, dual_layers, face_dual, gauge"),
+     "step 2: unknown action 'fourier'; the actions are nishimori, dual_rbim, dual_layers, face_dual, cycle_dual, "
+     "gauge"),
     ('{"derivation": [{"action": "decoration", "options": {"repeat": 3}}], "solver": "chain"}',
      "step 1 (decoration): option repeat must be one of"),
     ('{"derivation": [{"action": "gauge"}], "solver": "bethe_ansatz"}', "unknown solver 'bethe_ansatz'"),

@@ -128,7 +128,7 @@ def test_t24_derivation_reaches_the_reduction_and_valid_bounds(sandbox):
     """~5 s: the derivation from T24's formula alone: the dual_layers reduction checked at L = 3, the
     exact (exponential) program, and mean-field / tree-reweighted bounds after the reduction that hold."""
     d = derive(get_task("T24"), sandbox=sandbox)
-    assert d.chain == "spin_variables -> dual_layers -> enumeration" and d.tractable_class == "no_efficient_known"
+    assert d.chain == "spin_variables -> dual_layers -> wide_elimination" and d.tractable_class == "no_efficient_known"
     bounds = [a for a in d.answers if a.kind == "bounds"]
     assert bounds and bounds[0].actions[0][0] == "dual_layers" and bounds[0].check.passed
 

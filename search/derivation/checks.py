@@ -6,8 +6,11 @@ average at the smallest size its formula takes):
 
 * in-process, the states before and after the step (computed by the very functions the program
   renders) are evaluated exactly: spin models by the verifier's brute force
-  (evaluators/oracles/brute.py), mean energies and the constrained and disorder problems by complete
-  enumeration; the totals (with ``log_shift``) must agree to :data:`TOLERANCE`;
+  (evaluators/oracles/brute.py) up to :data:`BRUTE_MAX_N` spins and by its exact oracles beyond (a
+  reduction may have more spins than the problem: the gauge model of T25; where they refuse within
+  their budget, a multi-spin model by the "large" step-check finisher), mean energies and the
+  constrained and disorder problems by complete enumeration (a constrained sum beyond it by exact
+  elimination with its conditions); the totals (with ``log_shift``) must agree to :data:`TOLERANCE`;
 * in the sandbox (evaluators/sandbox, as the verifier runs candidates), the rendered program of the
   chain so far, finished by an exact solver (enumeration, or a tensor contraction for larger pair
   models), must give the task's reference value at those
@@ -30,6 +33,7 @@ from evaluators.oracles.base import TooLarge
 from evaluators.oracles.brute import brute_log_z
 from evaluators.oracles.constrained_sum import constrained_log_value
 from evaluators.oracles.naive import all_spins
+from evaluators.oracles.registry import exact_log_z
 from evaluators.sandbox import Call, Limits
 from search.derivation import render
 from search.derivation.solvers import step_checker
@@ -43,8 +47,12 @@ TOLERANCE = 1e-9
 CONSTRAINED_ELIMINATION_WIDTH = 18
 #: the cold copy of each check instance multiplies beta by this
 COLD_FACTOR = 8.0
-#: the sandbox check enumerates states up to this many spins (larger pair models are contracted)
+#: the sandbox check enumerates states up to this many spins (larger models are contracted or eliminated)
 ENUMERATE_MAX_N = 16
+#: in-process, a model of more spins than this is evaluated by the exact oracles (evaluators/oracles/registry.py),
+#: within this many seconds, instead of brute force
+BRUTE_MAX_N = 28
+ORACLE_BUDGET_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,16 @@ def _exact_value(state: dict) -> float:
     if state["statistic"] == "mean_energy":
         return _mean_energy(state)
     model = to_ising(state)
+    if model.n > BRUTE_MAX_N:     # beyond enumeration: the verifier's exact oracles (elimination, contraction)
+        try:
+            return float(exact_log_z(model, budget_s=ORACLE_BUDGET_S).log_z)
+        except TooLarge as exc:       # over their budget (a loaded machine): the large-model finisher, exact too
+            if state["statistic"] == "log_z" and any(i.shape[1] > 2 for i, _ in state["terms"]):
+                try:
+                    return float(step_checker("large").ENTRY(state, {})) + float(state["log_shift"])
+                except MemoryError:
+                    pass
+            raise ValueError(f"no exact oracle answered for a model of {model.n} spins ({exc})") from None
     return brute_log_z(model)
 
 
@@ -109,7 +127,8 @@ def in_sandbox(sandbox, task_id: str, reader_source: str, actions, instances: li
     statistic = states[0]["statistic"]
     pairwise = all(i.shape[1] <= 2 for s in states for i, _ in s["terms"])
     big = max(s["n"] for s in states) > ENUMERATE_MAX_N
-    solver = step_checker(pairwise and big and statistic == "log_z")
+    kind = "any" if not big or statistic != "log_z" else "pairwise" if pairwise else "large"
+    solver = step_checker(kind)
     options = {k: v[0] for k, v in solver.OPTION_SPACE.items()}
     code = render.program(f'"""Step check of a derivation for task {task_id}."""', reader_source, actions, solver,
                           options, signed=signed or statistic == "mean_energy")

@@ -20,7 +20,7 @@ import numpy as np
 
 from search.derivation.actions.summing_out import degree_counts
 from search.derivation.runtime import _rt_grid, _rt_neighbour_pairs, _rt_torus_bonds
-from search.derivation.solvers.elimination import widths as elimination_widths
+from search.derivation.solvers.elimination import ELIM_MAX_WIDTH, widths as elimination_widths
 from search.structural.proposer import TaskView
 from tasks.family import FamilyStructure, summarise
 from tasks.model import IsingModel, Lattice
@@ -60,6 +60,10 @@ class StateView:
     #: and why it has none on some state (wider than its cap, rank-one blocks) or None
     elimination_widths: tuple[int, ...] = ()
     elimination_reason: str | None = None
+    #: the same up to the program's own cap (ELIM_MAX_WIDTH) on models with terms on three or more spins (the
+    #: exponential route, search/derivation/solvers/wide_elimination.py); empty on pair models
+    wide_widths: tuple[int, ...] = ()
+    wide_reason: str | None = None
     #: None when every state is a zero-field nearest-neighbour torus with both sides >= 3, else why not
     nn_torus: str | None = "not measured"
     #: solver or step name -> None when it accepts every instance, else its reason
@@ -133,6 +137,8 @@ def view_of(task_id: str, sizes: tuple[int, ...], states: list[dict], nishimori:
     v.n_spins = tuple(m.n for m in models)
     v.elimination_widths, v.elimination_reason = elimination_widths(states)
     v.max_order = max(m.max_order for m in models)
+    if v.max_order > 2 and v.statistic == "log_z":
+        v.wide_widths, v.wide_reason = elimination_widths(states, ELIM_MAX_WIDTH)
     v.has_fields = any(m.has_fields for m in models)
     v.has_pairs = any(len(m.couplings[0]) and not m.rank_one for m in models) or any(
         any(len(t) == 2 for t in m.terms) for m in models)

@@ -1,6 +1,6 @@
 """What the offline derivation proposer's answers score on the Tier-3 tasks (docs/tier3.md):
 
-    PYTHONPATH=. python -m tests.benchmarks.tier3_verdicts [TASK ...]      (default T22 T23 T24)
+    PYTHONPATH=. python -m tests.benchmarks.tier3_verdicts [TASK ...]      (default T22 T23 T24 T25)
 
 For each task: the derivation from the task's formula, then the full verification cascade (probes, every
 ladder rung within its budget) of its exact program and of each answer (bounds, approximation), printing
@@ -44,4 +44,4 @@ def main(task_ids) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["T22", "T23", "T24"])
+    main(sys.argv[1:] or ["T22", "T23", "T24", "T25"])

@@ -31,13 +31,13 @@ def cheap_solvers() -> tuple:
     return tuple(s for s in SOLVERS.values() if s.cheap)
 
 
-def step_checker(pairwise_and_large: bool):
-    """The solver that finishes a derivation step's check exactly: the one declaring ``step_check =
-    "pairwise"`` for a pair model too large to enumerate, else the one declaring "any"."""
-    wanted = "pairwise" if pairwise_and_large else "any"
-    found = [s for s in SOLVERS.values() if s.step_check == wanted]
+def step_checker(kind: str):
+    """The solver that finishes a derivation step's check exactly: the one declaring ``step_check = kind``:
+    "any" for small models of any term order (enumeration), "pairwise" for pair models too large to
+    enumerate (a tensor contraction), "large" for larger models with terms on three or more spins."""
+    found = [s for s in SOLVERS.values() if s.step_check == kind]
     if not found:
-        raise LookupError(f"no derivation solver declares step_check = {wanted!r}")
+        raise LookupError(f"no derivation solver declares step_check = {kind!r}")
     return found[0]
 
 

@@ -9,7 +9,8 @@ shift`` and its name), ``energy`` (the function for a mean energy, or None), ``a
 three declared capabilities: ``cheap`` (its ENTRY is tried on every view state, so "applies" means the
 code that will run accepts every instance), ``fallback`` (a generic method that a named mapping of
 the same growth outranks, engine._plan) and ``step_check`` (the models it is the exact finisher of a
-derivation step's check for: "any" small model, or "pairwise" models of any size; None: neither).
+derivation step's check for: "any" small model, "pairwise" models of any size, or "large" models with
+multi-spin terms beyond enumeration; None: none).
 """
 
 from __future__ import annotations

@@ -339,13 +339,13 @@ FUNCTIONS = (_heap_push, _heap_pop, _sol_elim_log2cosh, _sol_elim_terms, _sol_el
 ENTRY = _sol_elim
 
 
-def widths(states) -> tuple[tuple[int, ...], str | None]:
+def widths(states, cap: int = APPLY_MAX_WIDTH) -> tuple[tuple[int, ...], str | None]:
     """(the width of this solver's order on each state, None or why it has none on some state):
-    the view's measurement (search/derivation/view.py), by the functions the program runs."""
+    the view's measurement (search/derivation/view.py), by the functions the program runs, up to ``cap``."""
     out = []
     for s in states:
         try:
-            out.append(int(_sol_elim_plan(s, APPLY_MAX_WIDTH)[-1]))
+            out.append(int(_sol_elim_plan(s, cap)[-1]))
         except (ValueError, MemoryError) as exc:
             return tuple(out), f"at n = {s['n']} spins: {exc}"
     return tuple(out), None
