@@ -59,11 +59,14 @@ def test_the_mps_is_the_coset_enumeration_at_L3(p):
 
 
 @pytest.mark.parametrize("p", (1e-6, 1e-12))
-def test_tiny_p_keeps_the_decision_not_the_digits(p):
-    """Below p ~ 1e-3 the canonical sweep's rounding (relative to the norm of the boundary state, whose
-    weight the reference error does not dominate) costs digits of log P, as T21's float64 transfer
-    does below 1e-3: measured at L = 3 up to 1e-3 (p = 1e-6) and 0.4 (p = 1e-12) in log P, some
-    unlikely classes -inf. The decision and max_a P(a | S) stay right: what the decoder needs."""
+def test_tiny_p_at_L3_keeps_the_decision_not_the_digits(p):
+    """At tiny p float64 loses digits: the boundary state of a cut holds configurations that push an
+    error onto the cut (weight ~1 on either side, ~p once both sides are joined), so a class of weight
+    p^k is read off states of norm ~1 and rounding (1e-16 of that norm) takes over once p^k < 1e-16.
+    Measured (tests/benchmarks/depolarizing_mps_check.py): at L = 3 errors up to 6e-4 (p = 1e-6) and
+    20 (p = 1e-12) in log P, some unlikely classes -inf, the decision still right; at L = 4, p = 1e-12
+    the decision itself fails (max_a P(a | S) off by 0.25). The decoder is for the threshold region
+    (p ~ 0.1-0.3: errors of 1e-14 at L <= 4); this pins what holds at L = 3."""
     L = 3
     syn, _ = _syndromes(L, 6, 3, p_draw=0.15)
     exact = np.array([[dp.exact_class_log_probability(L, p, s, c) for c in range(4)] for s in syn])
