@@ -39,7 +39,8 @@ def test_errors_syndromes_and_classes():
     row, col = np.zeros((1, dp.qubits(L)), np.uint8), np.zeros((1, dp.qubits(L)), np.uint8)
     row[0, :L] = 1
     col[0, 0:L * L:L] = 1
-    assert not dp.syndromes(L, row, col).any() and dp.classes(L, row, 0 * row)[0] == 2 and dp.classes(L, 0 * col, col)[0] == 1
+    assert not dp.syndromes(L, row, col).any()
+    assert dp.classes(L, row, 0 * row)[0] == 2 and dp.classes(L, 0 * col, col)[0] == 1
     # reference errors have the syndromes and classes asked
     syn, cls = _syndromes(L, 30, 1)
     for c in range(4):

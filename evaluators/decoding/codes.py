@@ -80,7 +80,6 @@ CODES = {"T21": DecodingCode("T21", "planar surface code", classes=2, min_L=3, e
 #: the planar code of T21 under depolarizing noise, decoded by the boundary MPS (approximate)
 DEPOLARIZING = DecodingCode("T21", "planar surface code under depolarizing noise", classes=4, min_L=3, exact=False,
                             noise="depolarizing")
-NOISES = ("bitflip", "depolarizing")
 
 
 def code_for(task_id: str, noise: str = "bitflip") -> DecodingCode:

@@ -203,7 +203,8 @@ def _compress(mps: list[np.ndarray], chi: int) -> float | np.ndarray:
     return np.log(norm)
 
 
-def contract(L: int, p: float, fx: np.ndarray, fz: np.ndarray, chi: int | None, w: np.ndarray | None = None) -> np.ndarray:
+def contract(L: int, p: float, fx: np.ndarray, fz: np.ndarray, chi: int | None,
+             w: np.ndarray | None = None) -> np.ndarray:
     """(B,) natural logs of the sum over the stabilizer group of the weights of fx + g, fz + g (the
     class probability of the reference errors), by the boundary MPS with bonds cut to ``chi`` (None:
     never cut, exact). ``w`` (2, 2) the weight of a qubit's (x, z), the depolarizing one by default
@@ -305,7 +306,8 @@ def exact_class_log_probability(L: int, p: float, syn: np.ndarray, cls: int) -> 
     zs = _span(fz[0], vertex_generators(L))
     ex, ez = xs[::7], zs[::7]
     assert np.all(vertex_syndromes(L, ex) == syn[0]) and np.all(classes(L, ex, 0 * ex) // 2 == cls // 2)
-    assert np.all(plaquette_syndromes(L, ez).transpose(0, 2, 1) == syn[1]) and np.all(classes(L, 0 * ez, ez) % 2 == cls % 2)
+    assert np.all(plaquette_syndromes(L, ez).transpose(0, 2, 1) == syn[1])
+    assert np.all(classes(L, 0 * ez, ez) % 2 == cls % 2)
     N = qubits(L)
     xw, zw = xs.sum(axis=1), zs.sum(axis=1)
     overlap = np.rint(xs.astype(np.float32) @ zs.T.astype(np.float32)).astype(np.int64)    # exact: small integers

@@ -55,7 +55,8 @@ class Settings:
     def differences(self, other: "Settings") -> list[str]:
         """The settings that differ from ``other``'s (``samples`` may grow: more batches are added)."""
         out = [f"{k}: {getattr(other, k)!r} here, {getattr(self, k)!r} asked"
-               for k in ("task", "sizes", "ps", "batch", "seed", "decoder", "noise", "chi") if getattr(self, k) != getattr(other, k)]
+               for k in ("task", "sizes", "ps", "batch", "seed", "decoder", "noise", "chi")
+               if getattr(self, k) != getattr(other, k)]
         if self.samples < other.samples:
             out.append(f"samples: {other.samples} here, {self.samples} asked (a run can grow, not shrink)")
         return out
