@@ -161,3 +161,53 @@ def test_the_default_run_finds_the_threshold(ray_session, tmp_path, capsys):
     s = run_json(["threshold", "--task", "T21", "--out", tmp_path / "default"], capsys)
     assert abs(s["p_c"] - P_C_REFERENCE) < 0.002, s["p_c"]
     assert s["wall_s"] < 1800 and max(s["sizes"]) >= 32
+
+
+DEPOL = ["--task", "T21", "--noise", "depolarizing", "--sizes", "3,4", "--p", "0.12,0.19,0.26", "--samples", "40",
+         "--batch", "20", "--no-ray", "--quiet"]
+
+
+def test_depolarizing_noise_with_the_boundary_mps(tmp_path, capsys):
+    """--noise depolarizing: four classes, the boundary MPS at --chi, recorded in the journal and the
+    summary; at chi = 2^(L-1) nothing is cut, so the samples' log probabilities are the exact ones."""
+    from evaluators.decoding import depolarizing_planar as dp
+
+    out = tmp_path / "dep"
+    s = run_json(["threshold", *DEPOL, "--chi", "8", "--out", out], capsys)
+    assert s["noise"] == "depolarizing" and s["chi"] == 8 and s["decoder"] == "mps:chi=8"
+    assert s["reference_p_c"] == 0.189 and "Bombin" in s["reference_source"]
+    assert s["samples_total"] == 6 * 40 and len(s["points"]) == 6
+    assert any("approximate" in n for n in s["notes"])
+    journal = read_journal(out / "journal.msgpack")
+    assert journal.header["settings"]["noise"] == "depolarizing" and journal.header["settings"]["chi"] == 8
+    batch = next(BatchResult.from_record(r) for r in journal.records if r["kind"] == "batch" and r["L"] == 3)
+    assert batch.log_p.shape == (20, 4)
+    # the batch's errors again, from its seed, and their exact class probabilities by coset enumeration
+    rng = np.random.default_rng(batch.key.seed_words(0))
+    x, z = dp.draw(rng, 3, batch.key.p, 20)
+    assert np.array_equal(dp.classes(3, x, z), batch.true_class)
+    syn = dp.syndromes(3, x, z)
+    exact = np.array([[dp.exact_class_log_probability(3, batch.key.p, q, c) for c in range(4)] for q in syn[:5]])
+    assert np.abs(batch.log_p[:5] - exact).max() < 1e-10
+    assert "depolarizing rate" in (out / "report.html").read_text()
+    # another chi is another run: refused in this directory
+    status, _, err = evolve(["threshold", *DEPOL, "--chi", "4", "--out", out], capsys)
+    assert status == 2 and "chi" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--task", "T21", "--chi", "8"], "--noise depolarizing"),
+    (["--task", "T18", "--noise", "depolarizing"], "--task T21"),
+    (["--task", "T21", "--noise", "depolarizing", "--chi", "0"], "--chi"),
+    (["--task", "T21", "--noise", "depolarizing", "--program", FIXTURE], "boundary MPS")])
+def test_depolarizing_usage_errors(argv, words, tmp_path, capsys):
+    status, out, err = evolve(["threshold", *argv, "--out", tmp_path / "x"], capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1 and words in err, err
+    assert not (tmp_path / "x").exists()
+
+
+def test_settings_of_a_journal_from_before_the_noise_option_read_as_bit_flip():
+    old = {"task": "T21", "sizes": [4, 8], "ps": [0.1, 0.2, 0.3], "samples": 100, "batch": 10, "seed": 0,
+           "decoder": "exact"}
+    s = Settings.from_dict(old)
+    assert s.noise == "bitflip" and s.chi == 0 and s == Settings("T21", (4, 8), (0.1, 0.2, 0.3), 100, 10, 0)

@@ -69,23 +69,32 @@ def class_log_probabilities_batch(L: int, p: float, syn: np.ndarray) -> np.ndarr
 
 @dataclass(frozen=True)
 class Outcomes:
-    """The decoder on a batch of errors: ``log_p`` (count, 2) the class log probabilities,
-    ``true_class`` (count,) the errors' own classes."""
+    """The decoder on a batch of errors: ``log_p`` (count, k) the class log probabilities (k = 2 for
+    T21; 4 for the depolarizing planar code), ``true_class`` (count,) the errors' own classes."""
 
     log_p: np.ndarray
     true_class: np.ndarray
 
     @property
     def margin(self) -> np.ndarray:
-        """d = log P(0, S) - log P(1, S)."""
+        """d = log P(0, S) - log P(1, S) (two classes)."""
         return self.log_p[:, 0] - self.log_p[:, 1]
 
     def indicator(self) -> np.ndarray:
-        """1 where the ML answer is the error's class, 0 where not, 1/2 on a tie."""
-        d = self.margin
-        answer = np.where(d > 0, 0, 1)
-        return np.where(d == 0, 0.5, (answer == self.true_class).astype(float))
+        """1 where the ML answer is the error's class, 0 where not; on a tie of m classes 1/m if the
+        error's class is one of them."""
+        if self.log_p.shape[1] == 2:
+            d = self.margin
+            answer = np.where(d > 0, 0, 1)
+            return np.where(d == 0, 0.5, (answer == self.true_class).astype(float))
+        top = self.log_p.max(axis=1, keepdims=True)
+        tied = self.log_p == top
+        mine = tied[np.arange(len(self.true_class)), self.true_class.astype(np.int64)]
+        return np.where(mine, 1.0 / tied.sum(axis=1), 0.0)
 
     def nishimori(self) -> np.ndarray:
-        """max_a P(a | S) = 1 / (1 + exp(-|d|))."""
-        return 1.0 / (1.0 + np.exp(-np.abs(self.margin)))
+        """max_a P(a | S): 1 / (1 + exp(-|d|)) for two classes, 1 / sum_a exp(log P(a) - max) for more."""
+        if self.log_p.shape[1] == 2:
+            return 1.0 / (1.0 + np.exp(-np.abs(self.margin)))
+        top = self.log_p.max(axis=1, keepdims=True)
+        return 1.0 / np.exp(self.log_p - top).sum(axis=1)

@@ -14,6 +14,10 @@ DEFAULT_P = "0.100:0.118:7"
 DEFAULT_SAMPLES = 20000
 DEFAULT_BATCH = 500
 MAX_L = 256
+DEFAULT_CHI = 8
+MAX_CHI = 256
+#: the depolarizing decoder's default grid: the boundary MPS costs about 10 ms per sample at L = 6, chi = 8
+DEPOLARIZING_DEFAULTS = {"sizes": "3,5,7", "p": "0.15:0.21:7", "samples": 2000}
 
 
 def register(sub) -> None:
@@ -29,12 +33,22 @@ def register(sub) -> None:
             "Exit status: 0 done, 1 the decoder failed on a batch, 2 usage error."),
     )
     p.add_argument("--task", required=True, help="a Tier 2 decoding task: T21 (the planar surface code)")
-    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="L1,L2,...",
-                   help=f"code distances, at least two (default {DEFAULT_SIZES})")
-    p.add_argument("--p", default=DEFAULT_P, metavar="P1,P2,... | START:STOP:COUNT",
-                   help=f"error rates in (0, 0.5), at least three (default {DEFAULT_P}: 7 values from 0.100 to 0.118)")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="N",
-                   help=f"errors drawn at each (L, p) (default {DEFAULT_SAMPLES}); a rerun may raise it to add samples")
+    p.add_argument("--noise", choices=("bitflip", "depolarizing"), default="bitflip",
+                   help="bitflip (default): the task's own noise, exact decoder; depolarizing: T21's code with X, Y, Z "
+                        "each at rate p/3, four classes, decoded by boundary-MPS contraction at bond dimension --chi "
+                        "(approximate; the reference is 18.9(3)%%)")
+    p.add_argument("--chi", type=int, default=None, metavar="CHI",
+                   help=f"the boundary MPS's bond dimension under --noise depolarizing (default {DEFAULT_CHI}); exact "
+                        "when chi >= 2^(L-1)")
+    p.add_argument("--sizes", default=None, metavar="L1,L2,...",
+                   help=f"code distances, at least two (default {DEFAULT_SIZES}; "
+                        f"{DEPOLARIZING_DEFAULTS['sizes']} under --noise depolarizing)")
+    p.add_argument("--p", default=None, metavar="P1,P2,... | START:STOP:COUNT",
+                   help=f"error rates in (0, 0.5), at least three (default {DEFAULT_P}: 7 values from 0.100 to 0.118; "
+                        f"{DEPOLARIZING_DEFAULTS['p']} under --noise depolarizing)")
+    p.add_argument("--samples", type=int, default=None, metavar="N",
+                   help=f"errors drawn at each (L, p) (default {DEFAULT_SAMPLES}; {DEPOLARIZING_DEFAULTS['samples']} under "
+                        "--noise depolarizing); a rerun may raise it to add samples")
     p.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="N",
                    help=f"samples per batch, the unit of work and of the journal (default {DEFAULT_BATCH})")
     p.add_argument("--seed", type=int, default=0, metavar="K",
@@ -130,12 +144,28 @@ def run(args) -> int:
     from evolve.threshold.run import Options, OutDirectoryError, ThresholdError, run_threshold, threshold_code  # lazy
 
     task = task_arg(args.task)
+    depolarizing = args.noise == "depolarizing"
+    if depolarizing and task.id != "T21":
+        raise UsageError(f"--noise depolarizing takes --task T21 (the planar code under depolarizing noise), "
+                         f"not {task.id}")
     try:
         code = threshold_code(task)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    sizes = _sizes(args.sizes, code.min_L)
-    ps = _ps(args.p)
+    if depolarizing:
+        if args.program is not None:
+            raise UsageError("--noise depolarizing decodes with the boundary MPS; --program answers T21's bit-flip "
+                             "questions, not these")
+        chi = DEFAULT_CHI if args.chi is None else args.chi
+        check_count(chi, "--chi", 1, MAX_CHI)
+    elif args.chi is not None:
+        raise UsageError("--chi is the boundary MPS's bond dimension: it goes with --noise depolarizing")
+    defaults = DEPOLARIZING_DEFAULTS if depolarizing else {"sizes": DEFAULT_SIZES, "p": DEFAULT_P,
+                                                           "samples": DEFAULT_SAMPLES}
+    sizes = _sizes(args.sizes or defaults["sizes"], code.min_L)
+    ps = _ps(args.p or defaults["p"])
+    if args.samples is None:
+        args.samples = defaults["samples"]
     check_count(args.samples, "--samples", 2, 10 ** 8)
     check_count(args.batch, "--batch", 1, 10 ** 6)
     check_seed(args.seed, "--seed")
@@ -145,9 +175,11 @@ def run(args) -> int:
         raise UsageError("--address joins a Ray cluster and --no-ray decodes in this process: give one of them")
     nu = _nu(args.nu)
     program, decoder = _program(args.program)
+    if depolarizing:
+        decoder = f"mps:chi={chi}"
     settings = Settings(task=task.id, sizes=sizes, ps=ps, samples=args.samples, batch=args.batch, seed=args.seed,
-                        decoder=decoder)
-    out = Path(args.out or f"threshold-{task.id}")
+                        decoder=decoder, noise=args.noise, chi=chi if depolarizing else 0)
+    out = Path(args.out or (f"threshold-{task.id}-depolarizing-chi{chi}" if depolarizing else f"threshold-{task.id}"))
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
     options = Options(out=out, use_ray=not args.no_ray, address=args.address, workers=args.workers,
@@ -192,7 +224,8 @@ def render(s) -> str:
     lines.append("cost per sample (CPU): " + "; ".join(
         f"L={L}: sampling {c['sampling_ms']:.4f} ms, decoding {c['decoding_ms']:.3f} ms" for L, c in s.costs.items()))
     how = "the two largest sizes' crossing" if s.method == "crossing" else "the scaling fit"
-    lines.append(f"{s.task}: p_c = {s.p_c:.5f} ± {s.p_c_err:.5f} ({how}, Nishimori estimator; reference "
+    under = "" if getattr(s, "noise", "bitflip") == "bitflip" else f" under {s.noise} noise, decoder {s.decoder}"
+    lines.append(f"{s.task}{under}: p_c = {s.p_c:.5f} ± {s.p_c_err:.5f} ({how}, Nishimori estimator; reference "
                  f"{s.reference_p_c}); sizes {', '.join(map(str, s.sizes))}; {s.samples} samples per point, "
                  f"{s.samples_total} in all; {s.wall_s:.0f} s ({s.wall_total_s:.0f} s over every invocation)")
     lines += [f"note: {n}" for n in s.notes]

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from evaluators.decoding.codes import CODES
+from evaluators.decoding.codes import CODES, code_for
 from evolve.threshold.records import BatchKey, BatchResult
 
 #: a program's batch: wall clock for its whole sandbox run, seconds
@@ -39,10 +39,19 @@ class BatchFailed(Exception):
     """The decoder could not answer for a batch (a program's call failed): one line."""
 
 
-def run_batch(task_id: str, key: BatchKey, size: int, seed: int, program: tuple[str, bool] | None = None) -> BatchResult:
+def run_batch(task_id: str, key: BatchKey, size: int, seed: int, program: tuple[str, bool] | None = None,
+              noise: str = "bitflip", chi: int = 0) -> BatchResult:
     """Draw ``size`` errors for ``key`` and decode them. ``program``: (code, uses_log_z) to ask a
-    program in the sandbox instead of the exact decoder."""
-    code = CODES[task_id]
+    program in the sandbox instead of the exact decoder; ``noise`` "depolarizing": the depolarizing
+    planar code, decoded by the boundary MPS at bond dimension ``chi``."""
+    code = code_for(task_id, noise)
+    if noise != "bitflip":
+        started = time.process_time()
+        rng = np.random.default_rng(key.seed_words(seed))
+        syn, true_class = code.draw(rng, key.L, key.p, size)
+        sampled = time.process_time()
+        log_p = code.approx_log_p(key.L, key.p, syn, chi)
+        return BatchResult(key, true_class, log_p, sampled - started, time.process_time() - sampled)
     if program is None:
         _warm_up(task_id)
     started = time.process_time()

@@ -22,8 +22,11 @@ RECORD_SCHEMA = 1
 class Settings:
     """One run: ``samples`` errors at each (L, p), drawn in batches of ``batch`` samples.
 
-    decoder: "exact" (evaluators/decoding) or "program:<sha256 of its code>" (a program's
-    log_Z or Z_efficient, run in the sandbox)."""
+    decoder: "exact" (evaluators/decoding), "program:<sha256 of its code>" (a program's
+    log_Z or Z_efficient, run in the sandbox) or "mps:chi=<chi>" (the boundary MPS).
+    noise: "bitflip" (the task's own) or "depolarizing" (T21's code under depolarizing noise, four
+    classes, decoded by the boundary MPS at bond dimension ``chi``; 0 for the others). A journal
+    written before these two fields existed reads as bitflip, chi 0."""
 
     task: str
     sizes: tuple[int, ...]
@@ -32,6 +35,8 @@ class Settings:
     batch: int
     seed: int
     decoder: str = "exact"
+    noise: str = "bitflip"
+    chi: int = 0
 
     def batches_per_point(self) -> int:
         return -(-self.samples // self.batch)
@@ -44,12 +49,14 @@ class Settings:
     @classmethod
     def from_dict(cls, d: dict) -> "Settings":
         return cls(task=d["task"], sizes=tuple(int(x) for x in d["sizes"]), ps=tuple(float(x) for x in d["ps"]),
-                   samples=int(d["samples"]), batch=int(d["batch"]), seed=int(d["seed"]), decoder=d["decoder"])
+                   samples=int(d["samples"]), batch=int(d["batch"]), seed=int(d["seed"]), decoder=d["decoder"],
+                   noise=d.get("noise", "bitflip"), chi=int(d.get("chi", 0)))
 
     def differences(self, other: "Settings") -> list[str]:
         """The settings that differ from ``other``'s (``samples`` may grow: more batches are added)."""
         out = [f"{k}: {getattr(other, k)!r} here, {getattr(self, k)!r} asked"
-               for k in ("task", "sizes", "ps", "batch", "seed", "decoder") if getattr(self, k) != getattr(other, k)]
+               for k in ("task", "sizes", "ps", "batch", "seed", "decoder", "noise", "chi")
+               if getattr(self, k) != getattr(other, k)]
         if self.samples < other.samples:
             out.append(f"samples: {other.samples} here, {self.samples} asked (a run can grow, not shrink)")
         return out

@@ -52,7 +52,8 @@ def crossing_figure(summary, pts: list[stats.Point]) -> go.Figure:
             fig.add_trace(go.Scatter(x=grid, y=np.polyval(c, grid - centre), mode="lines", legendgroup=str(L),
                                      showlegend=False, line={"color": colour, "width": 1.5}))
     _p_c_lines(fig, summary)
-    fig.update_layout(xaxis_title="p (bit-flip rate)", yaxis_title="P_succ (maximum-likelihood decoder)",
+    rate = "depolarizing rate" if getattr(summary, "noise", "bitflip") == "depolarizing" else "bit-flip rate"
+    fig.update_layout(xaxis_title=f"p ({rate})", yaxis_title="P_succ (maximum-likelihood decoder)",
                       height=520, title="Success probability: filled = Nishimori estimator, open = 0/1 indicator "
                                         "(95% error bars)")
     return fig
@@ -94,7 +95,8 @@ def _table(head: list[str], rows: list[list]) -> str:
 def write_report(path: Path, summary, pts: list[stats.Point], fss: stats.ScalingFit):
     started = time.perf_counter()
     kv = [("p_c", f"{summary.p_c:.5f} ± {summary.p_c_err:.5f} ({summary.method}; estimator {summary.estimator})"),
-          ("reference", f"{summary.reference_p_c} (fermionic transfer matrix, L <= 512, arXiv 2511.02907)"),
+          ("reference", f"{summary.reference_p_c} ({summary.reference_source})"),
+          ("noise", summary.noise + (f" (boundary MPS, chi = {summary.chi})" if summary.chi else "")),
           ("sizes", ", ".join(map(str, summary.sizes))), ("p", ", ".join(f"{p:g}" for p in summary.ps)),
           ("samples", f"{summary.samples} per (L, p), {summary.samples_total} in all"),
           ("wall", f"{summary.wall_s:.0f} s this invocation, {summary.wall_total_s:.0f} s in all"),
