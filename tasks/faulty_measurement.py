@@ -43,6 +43,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from tasks.catalog.t21_surface_code import syndrome as spatial_syndrome  # one round's checks are T21's
 from tasks.model import IsingModel
 
 #: p = q threshold of the random-plaquette gauge model (Wang, Harrington and Preskill 2003: about 2.9%)
@@ -55,17 +56,6 @@ def sizes(L: int, T: int) -> tuple[int, int, int]:
     """(Q qubits per round, C checks per round, N variables)."""
     Q, C = L * L + (L - 1) * (L - 1), L * (L - 1)
     return Q, C, T * Q + (T - 1) * C
-
-
-def spatial_syndrome(L: int, error: np.ndarray) -> np.ndarray:
-    """(L, L - 1) 0/1: checks met by an odd number of the flipped qubits of one round (as T21)."""
-    e = np.asarray(error, dtype=np.int64)
-    h = e[:L * L].reshape(L, L)
-    v = e[L * L:].reshape(L - 1, L - 1)
-    s = (h[:, :-1] + h[:, 1:]) % 2
-    s[:-1] += v
-    s[1:] += v
-    return s % 2
 
 
 def detection_events(L: int, data: np.ndarray, meas: np.ndarray) -> np.ndarray:

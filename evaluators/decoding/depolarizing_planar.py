@@ -44,6 +44,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from evaluators.decoding.sampling import syndromes as vertex_syndromes  # the x part's checks are T21's
+
 #: the Monte Carlo threshold of the toric code under depolarizing noise (Bombin et al., PRX 2, 021004 (2012))
 P_THRESHOLD = 0.189
 P_THRESHOLD_ERR = 0.003
@@ -68,17 +70,6 @@ def transpose_chain(L: int, e: np.ndarray) -> np.ndarray:
     h = e[:, :L * L].reshape(-1, L, L).transpose(0, 2, 1).reshape(-1, L * L)
     v = e[:, L * L:].reshape(-1, L - 1, L - 1).transpose(0, 2, 1).reshape(-1, (L - 1) ** 2)
     return np.concatenate([h, v], axis=1)
-
-
-def vertex_syndromes(L: int, x: np.ndarray) -> np.ndarray:
-    """(count, L, L - 1): the vertices holding an odd number of edges with x = 1."""
-    e = np.asarray(x, dtype=np.int8)
-    h = e[:, :L * L].reshape(-1, L, L)
-    v = e[:, L * L:].reshape(-1, L - 1, L - 1)
-    s = h[:, :, :-1] ^ h[:, :, 1:]
-    s[:, :-1] ^= v
-    s[:, 1:] ^= v
-    return s
 
 
 def plaquette_syndromes(L: int, z: np.ndarray) -> np.ndarray:
