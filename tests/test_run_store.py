@@ -10,7 +10,8 @@ import yaml
 
 from evaluators.verdict import Numerical, Verdict
 from evolve.store.journal import encode_frame, read_journal
-from evolve.store.run_store import RunStore, RunStoreError, find_secrets, list_runs
+from evolve.store.run_list import list_runs
+from evolve.store.run_store import RunStore, RunStoreError, find_secrets
 from search.candidate import Candidate
 
 CONFIG = {"task": "P04", "seed": 7, "llm": {"models": [{"name": "openai/m", "api_key_env": "STATMECH_TEST_KEY",

@@ -196,7 +196,7 @@ def _print_models(models: dict) -> None:
 
 
 def run_runs(args) -> int:
-    from evolve.store.run_store import list_runs  # lazy
+    from evolve.store.run_list import list_runs  # lazy
 
     root = Path(args.root)
     if not root.is_dir():

@@ -35,7 +35,6 @@ import re
 import secrets as _secrets
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -45,8 +44,7 @@ from evaluators.verdict import Verdict
 from evolve.store.events import SnapshotEvent, encode
 from evolve.store.fileops import atomic_write
 from evolve.store.integrity import config_sha256, identity_problem, journal_loss, recorded_identity
-from evolve.store.journal import (Journal, JournalContents, JournalError, journal_is_held, now_iso, read_header,
-                                  read_journal)
+from evolve.store.journal import Journal, JournalContents, JournalError, now_iso, read_journal
 from evolve.store.status import STATES, read_status, write_status
 from evolve.store.snapshots import (KEEP_SNAPSHOTS, ResumePoint, read_snapshot, refuse_snapshot, snapshot_files,
                                     snapshot_problem, write_snapshot)
@@ -62,20 +60,6 @@ _SECRET_VALUE = re.compile(r"^(sk|pk|rk)-[A-Za-z0-9_-]{16,}$|^gh[pousr]_[A-Za-z0
 
 class RunStoreError(Exception):
     """A run directory that cannot be used, with the reason in plain words."""
-
-
-@dataclass
-class RunSummary:
-    """One line of ``evolve runs``. ``status`` is ``unreadable`` (with ``reason``) for broken dirs;
-    ``stale`` means status.json says running but no process holds the journal."""
-
-    run_id: str
-    path: str
-    task: str | None = None
-    status: str = "unknown"
-    created: str | None = None
-    counts: dict = field(default_factory=dict)
-    reason: str | None = None
 
 
 def _leaves(obj, where: str = "config"):
@@ -390,31 +374,3 @@ def read_latest_snapshot(run_dir: str | Path) -> tuple[dict, int] | None:
         if frame is not None:
             return frame["state"], int(frame["journal_seq"])
     return None
-
-
-def summarize_run(path: Path) -> RunSummary:
-    """One run's summary line; never raises (broken runs are ``unreadable`` with the reason)."""
-    s = RunSummary(run_id=path.name, path=str(path))
-    try:
-        check_run_dir(path)
-        header = read_header(path / "journal.msgpack")
-    except (RunStoreError, JournalError, OSError) as exc:
-        s.status, s.reason = "unreadable", str(exc)
-        return s
-    status = read_status(path) or {}
-    s.task, s.created = header.get("task"), header.get("created")
-    s.status = status.get("state", "unknown")
-    s.counts = dict(status.get("counts") or {})
-    if s.status == "running" and not journal_is_held(path / "journal.msgpack"):
-        s.status, s.reason = "stale", "status.json says running but no process holds the journal"
-    return s
-
-
-def list_runs(root: str | Path) -> list[RunSummary]:
-    """Every directory under ``root``, newest run id first; broken ones included as unreadable."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    dirs = sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                  key=lambda p: p.name, reverse=True)
-    return [summarize_run(p) for p in dirs]
