@@ -15,11 +15,16 @@ Pfaffian with its sign (from its pivot pairs, skew_sign) as sign (hi + lo) 2^e, 
 double-double: O(n^1.5), 64 x 64 in 3-4 s.
 
 Dense float64 resolves a class only to about 1e-13 of the largest one (the four sectors are added
-with signs), the sparse double-double route to about 1e-27. When the class asked for is smaller than
-that allows for a 1e-7 answer (a logical error far below the likely one: cold, or a large torus), the
-program computes it instead by the row transfer in log weights (exact, exponential in the side; it
-refuses beyond a frontier of 28 spins). Conventions: natural log Z without the model's shift; K_e the
-couplings with beta absorbed.
+with signs), the sparse double-double route to about 1e-27, and neither takes weights below 2^-500
+(their products leave float64's range inside the elimination). For those (a logical error far below
+the likely one, cold, or a large torus; p down to 1e-300) the program runs the same Pfaffians in
+decimal arithmetic (torus_decimal, skew_decimal: libmpdec, exponents to 1e+-1e18) with the digits
+the class needs (estimated from two warm double-double copies, doubled until the class is above its
+rounding bound; the class sum is a polynomial with nonnegative coefficients in the weights, so digits
+buy back exactly what the four-sector sum cancels): 12 x 12 at p = 1.4e-239 in about 2 s, 16 x 16 with
+a class 1e-479 of the largest (508 digits) in about 10 s. On a torus with a side of at most 10 the
+exact row transfer in log weights answers instead (faster there than thousands of digits).
+Conventions: natural log Z without the model's shift; K_e the couplings with beta absorbed.
 """
 
 from __future__ import annotations
@@ -229,8 +234,9 @@ def claims(view, options) -> tuple[tuple[str, ...], str, str, int]:
             "(Kasteleyn 1963), each Pfaffian by dense skew elimination with complete pivoting on the smallest tori "
             "(O(n^3), the bound claimed) and beyond by a sparse double-double skew elimination along a nested "
             "dissection of the torus with its sign tracked (O(n^1.5)), exact in logs while the class asked for is "
-            "within the resolution of the signed four-sector sum (about 1e-17 of the largest; else an exact row "
-            "transfer, exponential in the side).", 2)
+            "within the resolution of the signed four-sector sum (about 1e-17 of the largest); below that, or with "
+            "weights under 2^-500, the same Pfaffians in decimal arithmetic with as many digits as the class needs "
+            "(polynomial in n for a fixed ratio; on a torus of side <= 10 an exact row transfer instead).", 2)
 
 
 register(ModuleSolver(sys.modules[__name__]))
