@@ -31,7 +31,7 @@ import numpy as np
 
 from evaluators.checks.claimed_cost import claimed_price
 from evaluators.comparison import passes, relative_error
-from evaluators.oracle_cache import lookup
+from evaluators.oracle_cache import REFERENCE_BUDGET_S, lookup
 from evaluators.oracles.base import NotApplicable
 from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
@@ -136,7 +136,9 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
             try:
                 with timed(profile, "reference", n=n, draw=draw.kind) as extra:
                     extra["note"] = "not applicable"
-                    found, source = lookup(task, draw.params, n)
+                    # within what is left of the climb's budget: a reference that takes longer cannot be used
+                    left = budget.total_s - (time.monotonic() - started)
+                    found, source = lookup(task, draw.params, n, budget_s=max(min(REFERENCE_BUDGET_S, left), 1.0))
                     extra["note"] = f"{source} {found.method}"
                 ref = found.log_z
             except NotApplicable as exc:

@@ -159,3 +159,23 @@ def test_wrong_only_when_cold_is_rejected_naming_the_draw(sandbox):
     assert "At n=100 (beyond the probe sizes), on cold: beta = " in v.feedback
     bad = [r for r in v.numerical.rungs if not r.passed]
     assert [(r.n, r.draw) for r in bad] == [(100, "cold")]
+
+
+def test_references_are_sought_within_what_is_left_of_the_climbs_budget(sandbox, monkeypatch):
+    """A cold draw whose reference no oracle gives in time used to get the oracle's own 120 s even
+    when the climb had 60 s in all (T18 at n = 256: a 100 s search, then the climb's budget was
+    gone before the next draw): every lookup now gets at most what is left."""
+    from evaluators import ladder as ladder_module
+
+    asked = []
+    real = ladder_module.lookup
+
+    def recording(task, params, n, method=None, budget_s=None):
+        asked.append(budget_s)
+        return real(task, params, n, method, budget_s)
+
+    monkeypatch.setattr(ladder_module, "lookup", recording)
+    code = (FIXTURES / "p01_correct.py").read_text()
+    out = ladder_module.climb(get_task("P01"), code, True, sandbox, budget=LadderBudget(rung_timeout_s=10.0, total_s=30.0))
+    assert out.largest_n_verified == 100_000 and asked
+    assert all(1.0 <= b <= 30.0 for b in asked) and asked[0] > asked[-1]
