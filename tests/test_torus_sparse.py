@@ -15,6 +15,7 @@ from scipy.sparse import random as sparse_random
 
 from evaluators.oracles.base import NotApplicable, OutOfRange
 from evaluators.oracles.registry import exact_log_z
+from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings
 from evaluators.oracles.linalg.skew_signed import signed_log_pfaffian, signed_pfaffian_dd
 from evaluators.oracles.torus_pfaffian import (pfaffian_complete, torus_class_logs, torus_pfaffian_applies,
                                             torus_pfaffian_log_z)
@@ -43,7 +44,7 @@ def test_signed_sparse_pfaffian_equals_the_dense_one_sign_included(L, extended):
     got = []
 
     def both(A):
-        got.append((pfaffian_complete(A.toarray()), signed_log_pfaffian(A, groups, coords, extended=extended)))
+        got.append((pfaffian_complete(A.toarray()), signed_log_pfaffian(A, groups, coords, PfaffianSettings(extended=extended, threads=1))))
         return 0.0, 1.0
 
     _tt_sectors(-rng.uniform(0, 3, (L, L)), -rng.uniform(0, 3, (L, L)), t, both, sparse=True)
@@ -60,7 +61,7 @@ def test_signed_sparse_pfaffian_of_random_skew_matrices():
         A = csr_matrix((M - M.T).toarray() + np.diag(np.ones(N - 1), 1) - np.diag(np.ones(N - 1), -1))   # connected
         ld, sd = pfaffian_complete(A.toarray())
         for extended in (False, True):
-            ls, ss = signed_log_pfaffian(A, extended=extended)
+            ls, ss = signed_log_pfaffian(A, settings=PfaffianSettings(extended=extended, threads=1))
             assert ss == sd and ls == pytest.approx(ld, abs=1e-10)
         sign, hi, lo, e, logabs = signed_pfaffian_dd(A)
         assert sign == sd and math.log(hi) + e * math.log(2.0) == pytest.approx(ld, abs=1e-10)

@@ -40,6 +40,7 @@ import numpy as np
 
 from evaluators.oracles.budget import check
 from evaluators.oracles.linalg.double_double import dd_add
+from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings
 from evaluators.oracles.linalg.skew_signed import signed_pfaffian_dd
 from evaluators.oracles.torus_tjoin import _tt_sectors
 
@@ -92,7 +93,7 @@ def sparse_class_logs(log_xh, log_xv, t, threads: int | None = 1) -> tuple[np.nd
     def sector(A):
         check("sparse torus Pfaffian")
         for k, coords in enumerate(orders):
-            runs[k].append(signed_pfaffian_dd(A, group_ptr, coords, extended=True, threads=threads)[:4])
+            runs[k].append(signed_pfaffian_dd(A, group_ptr, coords, PfaffianSettings(extended=True, threads=threads))[:4])
         return 0.0, 1.0                                   # unused: the values are combined below, in double-double
 
     eps, _ = _tt_sectors(log_xh, log_xv, t, sector, sparse=True)

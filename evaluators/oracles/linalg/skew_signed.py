@@ -36,8 +36,8 @@ from evaluators.oracles.linalg.front_stack import assemble_front, grown_stack, p
 from evaluators.oracles.linalg.nested_dissection import grouped_dissection
 from evaluators.oracles.linalg.skew_front import UNIT_ROUNDOFF, UNIT_ROUNDOFF_DD, eliminate_front
 from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
-from evaluators.oracles.linalg.skew_pfaffian import LEAF_NODES, PIVOT_THRESHOLD, front_owner, sum_front_logs
-from evaluators.oracles.linalg.subtree_threads import default_threads, run_tree_in_threads, split_depth_for, split_tree
+from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, front_owner, sum_front_logs
+from evaluators.oracles.linalg.subtree_threads import run_tree_in_threads, split_depth_for, split_tree
 
 
 @njit(cache=True, nogil=True)
@@ -127,14 +127,15 @@ def pivot_product(partner, pivot_hi, pivot_lo):
     return mh, ml, e
 
 
-def _eliminate(A, group_ptr, coords, extended, u, leaf_nodes, half_kernel, threads):
+def _eliminate(A, group_ptr, coords, settings: PfaffianSettings):
     """(partner, pivot_hi, pivot_lo, front_logs) of the signed elimination of A; None when singular."""
     N = A.shape[0]
-    half = bool(extended if half_kernel is None else half_kernel)
+    extended, u, leaf_nodes, threads = settings.extended, settings.u, settings.leaf_nodes, settings.threads
+    half = settings.half
     csr = A.tocsr()
     csr.sum_duplicates()
     group_ptr = np.arange(N + 1) if group_ptr is None else np.asarray(group_ptr, dtype=np.int64)
-    threads = default_threads(N) if threads is None else int(threads)
+    threads = settings.threads_for(N)
     perm, own_lo, own_hi, n_child = grouped_dissection(csr, group_ptr, coords, leaf_nodes, False, threads)
     indptr, nbr, val = csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csr.data.astype(np.float64)
     T = own_lo.shape[0]
@@ -158,21 +159,18 @@ def _eliminate(A, group_ptr, coords, extended, u, leaf_nodes, half_kernel, threa
 
 
 def signed_log_pfaffian(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
-                        extended: bool = False, u: float = PIVOT_THRESHOLD, leaf_nodes: int = LEAF_NODES,
-                        half_kernel: bool | None = None, threads: int | None = 1) -> tuple[float, float]:
+                        settings: PfaffianSettings = PfaffianSettings(threads=1)) -> tuple[float, float]:
     """(ln |Pf A|, sign) of a sparse real skew-symmetric matrix (scipy sparse); (-inf, 0.0) when A is
-    (numerically) singular. Arguments as :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`:
-    group_ptr keeps groups of nodes together in the dissection, coords (one (x, y) per group) steer
-    it, extended runs in double-double (half_kernel, default with it: one-triangle fronts),
-    threads > 1 runs independent subtrees concurrently (None: by the machine's load); the value
-    does not depend on threads."""
-    sign, _, _, _, logabs = signed_pfaffian_dd(A, group_ptr, coords, extended, u, leaf_nodes, half_kernel, threads)
+    (numerically) singular. group_ptr keeps groups of nodes together in the dissection, coords (one
+    (x, y) per group) steer it; ``settings`` as for
+    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian` (its ``even_separators`` unused
+    here); the value does not depend on threads."""
+    sign, _, _, _, logabs = signed_pfaffian_dd(A, group_ptr, coords, settings)
     return logabs, sign
 
 
 def signed_pfaffian_dd(A, group_ptr: np.ndarray | None = None, coords: np.ndarray | None = None,
-                       extended: bool = True, u: float = PIVOT_THRESHOLD, leaf_nodes: int = LEAF_NODES,
-                       half_kernel: bool | None = None, threads: int | None = 1):
+                       settings: PfaffianSettings = PfaffianSettings(extended=True, threads=1)):
     """(sign, hi, lo, e, ln |Pf A|) with Pf A = sign (hi + lo) 2^e, the product of the pivots in
     double-double (more digits than ln |Pf A| in a double carries when |ln Pf| is large: its ulp is
     1e-13 at 1000), arguments as :func:`signed_log_pfaffian`; (0.0, 0.0, 0.0, 0, -inf) when singular."""
@@ -181,7 +179,7 @@ def signed_pfaffian_dd(A, group_ptr: np.ndarray | None = None, coords: np.ndarra
         return 1.0, 0.5, 0.0, 1, 0.0
     if N % 2 == 1:
         return 0.0, 0.0, 0.0, 0, -np.inf
-    out = _eliminate(A, group_ptr, coords, extended, u, leaf_nodes, half_kernel, threads)
+    out = _eliminate(A, group_ptr, coords, settings)
     sign = 0 if out is None else int(pairing_sign(out[0], out[1]))
     if sign == 0:
         return 0.0, 0.0, 0.0, 0, -np.inf
