@@ -152,7 +152,7 @@ class SkewSystem:
 
 @njit(cache=True, nogil=True)
 def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_lo, t_hi, stack, u, ext, track,
-                     half, front_logs, front_errs, front_stats):
+                     half, front_logs, front_errs, front_stats, pairs):
     """Eliminate the fronts of tree nodes t_lo .. t_hi - 1 of the postordered dissection tree
     (perm, own_lo, own_hi, n_child; owner[v] = tree node owning matrix node v) of the skew
     matrix A in CSR rows (nbr, val). stack (:func:`evaluators.oracles.linalg.front_stack.empty_stack`)
@@ -161,6 +161,9 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
     singular). Writes front_logs[t] = sum of ln |pivot| of front t and front_errs[t] its error
     bound (track: a running error analysis, else 0; the entries of A are taken as exact);
     front_stats[t] = (front size, fully summed, left over) when it has a row per tree node.
+    pairs = (partner, pivot_hi, pivot_lo): when partner has a row per matrix node, each front's
+    pivot pairs are recorded in them (:func:`record_pairs`; the signed Pfaffian of
+    :mod:`evaluators.oracles.linalg.skew_signed`), else (:func:`no_pairs`) nothing is.
     ext: double-double arithmetic; half (without track): fronts eliminated on one triangle.
     singular: the root front (t = T - 1) could not eliminate everything (no acceptable pivot).
 
@@ -182,12 +185,36 @@ def eliminate_fronts(indptr, nbr, val, perm, own_lo, own_hi, n_child, owner, t_l
             lp, n, loc, e = eliminate_front(H, L, ext, B, track, k, u if f > k else 0.0)
         front_logs[t] = lp
         front_errs[t] = e
+        if pairs[0].shape[0] == N:
+            record_pairs(H, L, ext, f, n, loc, idx, pairs)
         if n > 0 and t == T - 1:  # the root could not eliminate everything: A is singular
             return stack, True
         stack, nd = push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, track)
         if front_stats.shape[0] == T:
             front_stats[t, 0], front_stats[t, 1], front_stats[t, 2] = f, k, nd
     return stack, False
+
+
+@njit(cache=True, nogil=True)
+def record_pairs(H, L, ext, f, na, loc, idx, pairs):
+    """After a front's elimination: pair (r, r - 1) of front positions, r = f - 1, f - 3, ..., na + 1,
+    is the pivot (p, q) = (node idx[loc[r]], node idx[loc[r - 1]]) with value H[r, r - 1] (+ L[r, r - 1]
+    in double-double): the front kernels leave each eliminated pair there (later swaps touch only the
+    positions below it). Writes partner[p] = q, partner[q] = -1 - p (q is second) and the pivot at p,
+    (partner, pivot_hi, pivot_lo) = pairs."""
+    partner, pivot_hi, pivot_lo = pairs
+    for r in range(f - 1, na, -2):
+        p = idx[loc[r]]
+        q = idx[loc[r - 1]]
+        partner[p] = q
+        partner[q] = -1 - p
+        pivot_hi[p] = H[r, r - 1]
+        pivot_lo[p] = L[r, r - 1] if ext else 0.0
+
+
+def no_pairs() -> tuple:
+    """The ``pairs`` argument of :func:`eliminate_fronts` that records nothing."""
+    return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
 
 
 @njit(cache=True)
@@ -217,7 +244,8 @@ def sum_front_logs(front_logs, front_errs):
 
 
 def multifrontal_log_pf(system: SkewSystem, settings: PfaffianSettings, threads: int, track: bool = False,
-                        front_stats: np.ndarray | None = None, share_fronts: bool = False) -> tuple[float, float]:
+                        front_stats: np.ndarray | None = None, share_fronts: bool = False,
+                        pairs: tuple | None = None) -> tuple[float, float]:
     """(ln |Pf A|, error bound) for the skew matrix and dissection tree of ``system``, eliminated by
     :func:`eliminate_fronts` as ``settings`` say (track: the running error analysis, on the plain
     layout); with threads > 1 the subtrees below the top levels of the tree run concurrently
@@ -226,8 +254,11 @@ def multifrontal_log_pf(system: SkewSystem, settings: PfaffianSettings, threads:
     off in the oracle, which measured it slower: ``evolve perf planar`` compares). Every front gets
     the same inputs in the same order either way, and the fronts' logs are summed in postorder
     afterwards, so the result does not depend on threads. front_stats: an array of one row per front
-    receives (front size, fully summed, left over). (-inf, inf) when A is (numerically) singular."""
+    receives (front size, fully summed, left over); pairs: (partner, pivot_hi, pivot_lo), one row
+    per matrix node, receive the pivot pairs (:func:`record_pairs`). (-inf, inf) when A is
+    (numerically) singular."""
     T = system.fronts
+    pairs = no_pairs() if pairs is None else pairs
     u, ext, half = float(settings.u), bool(settings.extended), settings.half and not track
     front_stats = np.zeros((0, 3), np.int64) if front_stats is None else front_stats
     owner = front_owner(system.perm, system.own_lo, system.own_hi)
@@ -240,10 +271,11 @@ def multifrontal_log_pf(system: SkewSystem, settings: PfaffianSettings, threads:
         alone() (no other task running)."""
         stack = stack_of(child_blocks, ext, track)
         if helpers is not None and t_hi == t_lo + 1 and half:
-            stack, singular = _shared_front(system, owner, t_lo, stack, u, ext, front_logs, front_stats, helpers, alone)
+            stack, singular = _shared_front(system, owner, t_lo, stack, u, ext, front_logs, front_stats, pairs,
+                                            helpers, alone)
         else:
             stack, singular = eliminate_fronts(*system.kernel_args, owner, t_lo, t_hi, stack, u, ext, track, half,
-                                               front_logs, front_errs, front_stats)
+                                               front_logs, front_errs, front_stats, pairs)
         return None if singular else top_block(stack)
 
     helpers = FrontHelpers(threads - 1) if threads > 1 and share_fronts else None
@@ -261,7 +293,8 @@ def multifrontal_log_pf(system: SkewSystem, settings: PfaffianSettings, threads:
     return sum_front_logs(front_logs, front_errs)
 
 
-def _shared_front(system: SkewSystem, owner, t, stack, u, ext, front_logs, front_stats, helpers: FrontHelpers, alone):
+def _shared_front(system: SkewSystem, owner, t, stack, u, ext, front_logs, front_stats, pairs, helpers: FrontHelpers,
+                  alone):
     """:func:`eliminate_fronts` for the single front t (one-triangle kernel, no bound), its dense
     updates shared with the helpers while alone() (:mod:`evaluators.oracles.linalg.skew_front_split`);
     the same front, bit for bit. Returns (stack, singular)."""
@@ -273,6 +306,8 @@ def _shared_front(system: SkewSystem, owner, t, stack, u, ext, front_logs, front
     eps = UNIT_ROUNDOFF_DD if ext else UNIT_ROUNDOFF
     H, L, B, f, k, stack = assemble_front(*system.kernel_args, owner, t, stack, ext, False, eps, pos, idx)
     front_logs[t], n, loc = eliminate_front_half_split(H, L, ext, k, u if f > k else 0.0, helpers, alone)
+    if pairs[0].shape[0] == N:
+        record_pairs(H, L, ext, f, n, loc, idx, pairs)
     if n > 0 and t == T - 1:
         return stack, True
     stack, nd = push_block(stack, H, L, B, n, loc, k, idx, f, pos, ext, False)
