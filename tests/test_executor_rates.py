@@ -158,7 +158,7 @@ def test_the_oracle_records_its_linear_contractions_and_not_the_log_domain_route
     tn._TREE_CACHE.clear()
     warm = _glass(30, 1, 1.0)
     assert tn.tensor_network_log_z(warm) == pytest.approx(transfer_matrix_log_z(warm), rel=1e-12)
-    tree = tn._tree(tn._build(warm), "auto", tn.DEFAULT_MAX_WIDTH)
+    tree = tn.contraction_tree(tn.build_network(warm), "auto", tn.DEFAULT_MAX_WIDTH)
     (f, w, t), = er.recorded()
     assert (f, w) == (float(tree.contraction_cost()), float(tree.total_write())) and t > 0
     cold = warm.with_beta(400.0)   # exp(-2 beta) = 1e-348: below float64's exact range, the log route
@@ -175,7 +175,7 @@ def test_the_search_scores_and_refines_by_the_rates_it_was_given(monkeypatch):
     monkeypatch.setattr(ps, "hyper_optimizer", lambda *a, **k: made.append(make(*a, **k)) or made[-1])
     monkeypatch.setattr(ps, "refined", lambda tree, w, c=None: refined.append(c) or refine(tree, w, c))
     model = _glass(40, 2, 1.0)
-    net = tn._build(model)
+    net = tn.build_network(model)
     tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, costs, max_trials=10, workers=1)
     assert made[0].minimize == "combo-300" and refined and all(c == costs for c in refined)
     assert tree.contraction_width() <= 8

@@ -8,10 +8,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from evaluators.oracles.contraction import binary_permute
 from evaluators.oracles.contraction import linear_contraction as lin
 from evaluators.oracles import tensor_network as tn
-from evaluators.oracles.contraction.binary_permute import permute_binary
+from evaluators.oracles.contraction.binary_permute import PermuteKernel, permute_binary, permute_binary_bounds
 from evaluators.oracles.contraction.log_contraction import contract_log
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from tasks.model import IsingModel
@@ -27,26 +26,23 @@ def test_permute_binary_is_numpys_transpose(k):
         assert got.flags.c_contiguous and np.array_equal(got, x.transpose(perm)), perm
 
 
-def test_permute_binary_with_both_outer_tables_and_small_blocks(monkeypatch):
-    """Small tables and blocks, so every part of the gather kernel (RUN_BITS = 0, the baseline) is
+def test_permute_binary_with_both_outer_tables_and_small_blocks():
+    """Small tables and blocks, so every part of the gather kernel (run_bits = 0, the baseline) is
     exercised at 2^15 entries."""
-    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
-    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)
     rng = np.random.default_rng(5)
     x = rng.random((2,) * 15)
     for bits in (2, 3, 5, 6):
-        monkeypatch.setattr(binary_permute, "BLOCK_BITS", bits)
+        kernel = PermuteKernel(run_bits=0, block_bits=bits, table_bits=2)
         for perm in [tuple(rng.permutation(15)) for _ in range(4)]:
-            assert np.array_equal(binary_permute.permute_binary(x, perm), x.transpose(perm)), (bits, perm)
+            assert np.array_equal(permute_binary(x, perm, kernel=kernel), x.transpose(perm)), (bits, perm)
 
 
 @pytest.mark.parametrize("run_bits", [1, 2, 3, 5, 8, 13])
-def test_permute_binary_in_runs_is_numpys_transpose(monkeypatch, run_bits):
+def test_permute_binary_in_runs_is_numpys_transpose(run_bits):
     """The tiled kernel at every run length, with small outer tables (both used), on random
     permutations and on those where the source's and destination's runs share axes (the lowest
     axis kept, rotations, the reversal) or share none."""
-    monkeypatch.setattr(binary_permute, "_TABLE_BITS", 2)
-    monkeypatch.setattr(binary_permute, "RUN_BITS", run_bits)
+    kernel = PermuteKernel(run_bits=run_bits, table_bits=2)
     rng = np.random.default_rng(run_bits)
     k = 14
     x = rng.random((2,) * k)
@@ -57,7 +53,7 @@ def test_permute_binary_in_runs_is_numpys_transpose(monkeypatch, run_bits):
         identity[k // 2:] + identity[:k // 2]]  # the two halves swapped: no run axis shared
     for perm in perms:
         out = np.full(x.size, np.nan)
-        got = binary_permute.permute_binary(x, perm, out=out)
+        got = permute_binary(x, perm, out=out, kernel=kernel)
         assert got.base is out and np.array_equal(got, x.transpose(perm)), perm
 
 
@@ -113,8 +109,8 @@ def test_rescaled_sliced_contraction_against_the_log_domain_and_the_transfer_mat
     monkeypatch.setattr(lin, "_checked_exponent", spy)
     for fields, width in ((False, 26), (True, 6)):
         model = _glass(36, 6.0, 3 + fields, fields)
-        net = tn._build(model)
-        tree = tn._tree(net, "greedy", width)
+        net = tn.build_network(model)
+        tree = tn.contraction_tree(net, "greedy", width)
         arrays = [np.exp(a) for a in net.arrays]
         threads, single = lin.linear_log(tree, arrays, 2), lin.linear_log(tree, arrays, 1)
         logs = contract_log(tree, net.arrays, force_log_domain=True)
@@ -130,30 +126,27 @@ def test_the_range_check_in_the_permute_pass_rescales_and_raises_as_its_own_pass
     contraction rescales there and equals the log-domain route and the check in a pass of its own
     (the gather kernel, which gives no bounds); colder (beta = 60) it raises RangeExceeded on the
     bounds of a permuted copy."""
-    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
-    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)
+    tiles, gather = PermuteKernel(run_bits=2, block_bits=2), PermuteKernel(run_bits=0, block_bits=2)
     fused = []
     bounds = lin.permute_binary_bounds
 
-    def spy(x, perm, out=None):
-        copy, lo, hi = bounds(x, perm, out)
+    def spy(x, perm, out=None, kernel=None):
+        copy, lo, hi = bounds(x, perm, out, kernel)
         if lo is not None:
             assert (lo, hi) == (x.min(), x.max())
             fused.append(math.frexp(hi)[1] if not 2.0 ** -64 <= hi <= 2.0 ** 64 else 0)
         return copy, lo, hi
 
     monkeypatch.setattr(lin, "permute_binary_bounds", spy)
-    net = tn._build(_glass(60, 40.0, 3))
-    tree = tn._tree(net, "greedy", 8)
+    net = tn.build_network(_glass(60, 40.0, 3))
+    tree = tn.contraction_tree(net, "greedy", 8)
     arrays = [np.exp(a) for a in net.arrays]
-    value = lin.linear_log(tree, arrays, 2)
+    value = lin.linear_log(tree, arrays, 2, tiles)
     assert tree.nslices > 1 and len(fused) > 10 and any(e != 0 for e in fused)  # rescaled in the permute's pass
     logs = contract_log(tree, net.arrays, force_log_domain=True)
     assert abs(value - logs) <= 1e-12 * abs(logs)
-    monkeypatch.setattr(binary_permute, "RUN_BITS", 0)  # the gather kernel: every check in its own pass
     fused.clear()
-    assert lin.linear_log(tree, arrays, 2) == value and not fused
-    monkeypatch.setattr(binary_permute, "RUN_BITS", 2)
+    assert lin.linear_log(tree, arrays, 2, gather) == value and not fused  # every check in its own pass
     raised_on = []
     checked = lin._checked_exponent
 
@@ -167,33 +160,33 @@ def test_the_range_check_in_the_permute_pass_rescales_and_raises_as_its_own_pass
     monkeypatch.setattr(lin, "_checked_exponent", check_spy)
     spied_bounds = []
 
-    def bounds_spy(x, perm, out=None):
-        copy, lo, hi = bounds(x, perm, out)
+    def bounds_spy(x, perm, out=None, kernel=None):
+        copy, lo, hi = bounds(x, perm, out, kernel)
         spied_bounds.append((lo, hi))
         return copy, lo, hi
 
     monkeypatch.setattr(lin, "permute_binary_bounds", bounds_spy)
-    cold = tn._build(_glass(60, 60.0, 3))
+    cold = tn.build_network(_glass(60, 60.0, 3))
     with pytest.raises(lin.RangeExceeded):
-        lin.linear_log(tn._tree(cold, "greedy", 8), [np.exp(a) for a in cold.arrays])
+        lin.linear_log(tn.contraction_tree(cold, "greedy", 8), [np.exp(a) for a in cold.arrays], 2, tiles)
     assert raised_on and raised_on[-1] == spied_bounds[-1]  # raised on the bounds of the last permuted copy
 
 
-def test_permute_binary_bounds_come_from_the_tiled_pass_only(monkeypatch):
+def test_permute_binary_bounds_come_from_the_tiled_pass_only():
     rng = np.random.default_rng(3)
     x = rng.random((2,) * 14)
     perm = tuple(rng.permutation(14))
-    copy, lo, hi = binary_permute.permute_binary_bounds(x, perm)
+    copy, lo, hi = permute_binary_bounds(x, perm)
     assert np.array_equal(copy, x.transpose(perm)) and (lo, hi) == (x.min(), x.max())
     small = rng.random((2,) * 6)
-    copy, lo, hi = binary_permute.permute_binary_bounds(small, (5, 4, 3, 2, 1, 0))  # numpy's copy
+    copy, lo, hi = permute_binary_bounds(small, (5, 4, 3, 2, 1, 0))  # numpy's copy
     assert np.array_equal(copy, small.transpose((5, 4, 3, 2, 1, 0))) and lo is None and hi is None
 
 
 def test_an_entry_below_the_range_raises_and_the_oracle_goes_to_logs():
     model = _glass(20, 400.0, 5)
-    net = tn._build(model)
-    tree = tn._tree(net, "greedy", 26)
+    net = tn.build_network(model)
+    tree = tn.contraction_tree(net, "greedy", 26)
     with pytest.raises(lin.RangeExceeded):
         lin.linear_log(tree, [np.exp(a) for a in net.arrays])
     ref = transfer_matrix_log_z(model)
@@ -225,21 +218,21 @@ def test_slices_reuse_their_buffers_and_give_the_same_value(monkeypatch):
         return take(self, size)
 
     monkeypatch.setattr(lin.Buffers, "take", counting_take)
-    monkeypatch.setattr(binary_permute, "BLOCK_BITS", 2)  # blocked copies (into pooled buffers) from 2^5 entries
+    kernel = PermuteKernel(block_bits=2)  # tiled copies (into pooled buffers) from 2^5 entries
     model = _glass(60, 0.7, 8)
-    net = tn._build(model)
-    tree = tn._tree(net, "greedy", 6)
+    net = tn.build_network(model)
+    tree = tn.contraction_tree(net, "greedy", 6)
     assert tree.nslices >= 4
     arrays = [np.exp(a) for a in net.arrays]
     buffers = lin.Buffers()
     values = []
     for i in range(tree.nslices):
-        values.append(lin._contract_slice(tree, arrays, i, buffers))
+        values.append(lin._contract_slice(tree, arrays, i, buffers, permute=kernel))
         if i == 0:
             first = len(fresh)
     assert first > 0 and len(fresh) == first  # every later slice ran on the first one's buffers
     logs = contract_log(tree, net.arrays, force_log_domain=True)
     assert abs(lin.log_sum(values) - logs) <= 1e-12 * abs(logs)
-    assert abs(lin.linear_log(tree, arrays, 3) - logs) <= 1e-12 * abs(logs)  # three workers, uneven shares
+    assert abs(lin.linear_log(tree, arrays, 3, kernel) - logs) <= 1e-12 * abs(logs)  # three workers, uneven shares
     ref = transfer_matrix_log_z(model)
     assert abs(net.log_offset + logs - ref) <= 1e-9 * abs(ref)

@@ -30,7 +30,7 @@ SLOW = ExecutorRates(1.0, 64.0)
 
 
 def _searched_log_z(model, max_width=8, max_trials=10):
-    net = tn._build(model)
+    net = tn.build_network(model)
     tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], max_width, current(), max_trials=max_trials)
     assert tree.contraction_width() <= max_width
     return net.log_offset + contract_log(tree, net.arrays)
@@ -179,7 +179,7 @@ def test_the_search_returns_the_best_of_its_refined_candidates(monkeypatch):
     monkeypatch.setattr(ps, "refined", recording)
     monkeypatch.setattr(ps, "MIN_TRIALS", 12)
     model = _glass(40, 7)
-    net = tn._build(model)
+    net = tn.build_network(model)
     tree = ps.search_tree(net.inputs, [a.shape for a in net.arrays], 8, max_trials=12, workers=1)
     assert len(refined) == ps.REFINE_CANDIDATES
     assert ps.combo_cost(tree) == min(ps.combo_cost(t) for t in refined)
@@ -193,7 +193,7 @@ def test_the_hard_cap_stops_a_search_its_prediction_would_let_run(monkeypatch):
     at MIN_TRIALS when the cap is 0, at max_trials without it."""
     monkeypatch.setattr(ps, "MIN_TRIALS", 3)
     monkeypatch.setattr(ps, "PROBE_TRIALS", 3)
-    net = tn._build(_glass(30, 8))
+    net = tn.build_network(_glass(30, 8))
     counted = []
     make = ps.hyper_optimizer
     monkeypatch.setattr(ps, "hyper_optimizer", lambda *a, **k: counted.append(make(*a, **k)) or counted[-1])
@@ -209,8 +209,8 @@ def test_trials_slice_once_and_the_candidates_are_resliced_no_worse():
     temperature), and the same log Z as the transfer matrix."""
     assert ps.hyper_optimizer(8).slicing_opts == {"target_size": 2 ** 8, "max_repeats": ps.TRIAL_SLICE_REPEATS}
     model = _glass(60, 3)
-    net = tn._build(model)
-    tree = tn._tree(net, "greedy", 40)
+    net = tn.build_network(model)
+    tree = tn.contraction_tree(net, "greedy", 40)
     ref = transfer_matrix_log_z(model)
     cheaper = 0
     for seed in range(6):

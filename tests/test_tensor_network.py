@@ -116,8 +116,8 @@ def test_log_domain_contraction_agrees_with_the_linear_one():
     rng = np.random.default_rng(18)
     for n, fields, width in ((12, False, 26), (16, True, 26), (30, True, 5)):
         model = regular_glass(rng, n, gaussian=True, fields=fields, beta=0.8)
-        net = tn._build(model)
-        tree = tn._tree(net, "greedy", width)
+        net = tn.build_network(model)
+        tree = tn.contraction_tree(net, "greedy", width)
         linear = contract_log(tree, net.arrays)
         logs = contract_log(tree, net.arrays, force_log_domain=True)
         assert abs(linear - logs) <= 1e-12 * max(1.0, abs(linear)), (n, linear - logs)
@@ -178,8 +178,8 @@ def test_a_costly_unsliced_path_is_split_for_the_slice_threads(monkeypatch):
     whole = tensor_network_log_z(model, optimize="greedy")
     monkeypatch.setattr(tn, "SPLIT_FLOPS", 0.0)
     tn._TREE_CACHE.clear()  # the greedy tree above is cached unsplit
-    net = tn._build(model)
-    assert tn._tree(net, "greedy", 26).nslices == 2
+    net = tn.build_network(model)
+    assert tn.contraction_tree(net, "greedy", 26).nslices == 2
     assert close(tensor_network_log_z(model, optimize="greedy"), whole)
     assert close(whole, transfer_matrix_log_z(model))
 

@@ -45,6 +45,7 @@ import cotengra as ctg
 import numpy as np
 
 from evaluators.oracles.base import NotApplicable, TooLarge
+from evaluators.oracles.contraction.binary_permute import TILED, PermuteKernel
 from evaluators.oracles.contraction.executor_rates import ExecutorRates, current, record_contraction
 from evaluators.oracles.contraction.log_contraction import SLICE_WORKERS, contract_log
 from evaluators.oracles.budget import affordable, remaining, total
@@ -73,7 +74,9 @@ _SPINS = np.array([1.0, -1.0])  # index value 0 -> s = +1, 1 -> s = -1
 
 
 @dataclass(frozen=True)
-class _Network:
+class SpinNetwork:
+    """A model as tensors: their index labels, their log weights, and the log of what was factored out."""
+
     inputs: list[tuple[str, ...]]
     arrays: list[np.ndarray]  # log weights, each tensor's largest 0
     log_offset: float  # beta * (constant + sum |w|) + (isolated spins) * log 2
@@ -96,7 +99,10 @@ def _term_tensor(order: int, beta_w: float) -> np.ndarray:
     return beta_w * prod - abs(beta_w)
 
 
-def _build(model: IsingModel) -> _Network:
+def build_network(model: IsingModel) -> SpinNetwork:
+    """The model's spins as a network of log-weight tensors (one per coupling term, one spin
+    fixed by the global flip when the model allows it): NotApplicable when the oracle does not
+    apply (:func:`tensor_network_applies`)."""
     reason = tensor_network_applies(model)
     if reason:
         raise NotApplicable(reason)
@@ -130,7 +136,7 @@ def _build(model: IsingModel) -> _Network:
     if inputs and all(len(inp) % 2 == 0 for inp in inputs):
         inputs, arrays = _fix_one_spin(inputs, arrays)
         offset += math.log(2.0)
-    return _Network(inputs, arrays, offset)
+    return SpinNetwork(inputs, arrays, offset)
 
 
 def _fix_one_spin(inputs, arrays):
@@ -165,17 +171,21 @@ def _for_workers(tree):
     return tree.slice(target_slices=SLICE_WORKERS)
 
 
-def _tree(net: _Network, optimize, max_width: float, rates: ExecutorRates | None = None):
-    """A contraction tree within the memory budget; with optimize="auto", greedy first and a
-    search, scored by ``rates``, when greedy would be slow. Trees for string ``optimize`` are cached
-    by network structure (and the rates they were searched by), so a model at another beta (or
-    ``contraction_width`` followed by ``tensor_network_log_z``) reuses the path. ``rates``: None for
-    those of the enclosing ``executor_rates.using`` scope."""
+def contraction_tree(net: SpinNetwork, optimize, max_width: float, rates: ExecutorRates | None = None,
+                     cached: bool = True):
+    """A contraction tree (cotengra) of ``net`` within the memory budget 2^max_width; with
+    optimize="auto", greedy first and a search, scored by ``rates``, when greedy would be slow.
+    Trees for string ``optimize`` are cached by network structure (and the rates they were
+    searched by), so a model at another beta (or ``contraction_width`` followed by
+    ``tensor_network_log_z``) reuses the path; ``cached=False`` neither reads nor fills the cache
+    (a benchmark timing the search). ``rates``: None for those of the enclosing
+    ``executor_rates.using`` scope. None when the network has no tensors."""
     rates = rates or current()
     if not net.inputs:
         return None
     shapes = [a.shape for a in net.arrays]
-    key = (tuple(net.inputs), tuple(shapes), optimize, max_width, rates) if isinstance(optimize, str) else None
+    key = (tuple(net.inputs), tuple(shapes), optimize, max_width, rates) if isinstance(optimize, str) and cached \
+        else None
     if key is not None and key in _TREE_CACHE:
         _TREE_CACHE.move_to_end(key)
         return _TREE_CACHE[key]
@@ -218,16 +228,16 @@ def contraction_width(model: IsingModel, optimize="auto", max_width: float = DEF
                       rates: ExecutorRates | None = None) -> float:
     """log2 of the largest intermediate tensor on the path ``optimize`` finds, after slicing to
     the memory budget 2^max_width (0 for no tensors); ``rates`` as in :func:`tensor_network_log_z`."""
-    net = _build(model)
-    tree = _tree(net, optimize, max_width, rates)
+    net = build_network(model)
+    tree = contraction_tree(net, optimize, max_width, rates)
     return 0.0 if tree is None else float(tree.contraction_width())
 
 
 def contraction_cost(model: IsingModel, optimize="auto", max_width: float = DEFAULT_MAX_WIDTH,
                      rates: ExecutorRates | None = None) -> float:
     """Scalar operations of the contraction (all slices) on the path ``optimize`` finds."""
-    net = _build(model)
-    tree = _tree(net, optimize, max_width, rates)
+    net = build_network(model)
+    tree = contraction_tree(net, optimize, max_width, rates)
     return 0.0 if tree is None else float(tree.contraction_cost())
 
 
@@ -243,8 +253,8 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
     at (None: those of the enclosing ``executor_rates.using`` scope, the run's recorded rates).
     """
     rates = rates or current()
-    net = _build(model)
-    tree = _tree(net, optimize, max_width, rates)
+    net = build_network(model)
+    tree = contraction_tree(net, optimize, max_width, rates)
     if tree is None:
         return net.log_offset
     cost = float(tree.contraction_cost())
@@ -258,13 +268,14 @@ def tensor_network_log_z(model: IsingModel, max_width: float = DEFAULT_MAX_WIDTH
     return net.log_offset + contract_recorded(tree, net.arrays, predicted)
 
 
-def contract_recorded(tree, log_arrays: list[np.ndarray], predicted_s: float | None = None) -> float:
+def contract_recorded(tree, log_arrays: list[np.ndarray], predicted_s: float | None = None,
+                      permute: PermuteKernel = TILED) -> float:
     """:func:`contract_log` along ``tree``; the linear route's wall time (the log route is another
     executor) recorded in this machine's executor costs, which the path search learns from.
     ``predicted_s``: the linear route's predicted seconds (the log route refuses when several times
-    that does not fit the call's budget)."""
+    that does not fit the call's budget); ``permute``: the linear route's copy kernel."""
     seconds: list[float] = []
-    value = contract_log(tree, log_arrays, linear_seconds=seconds, linear_predicted_s=predicted_s)
+    value = contract_log(tree, log_arrays, linear_seconds=seconds, linear_predicted_s=predicted_s, permute=permute)
     if seconds:
         record_contraction(float(tree.contraction_cost()), float(tree.total_write()), seconds[0])
     return value

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from evaluators.oracles.contraction.binary_permute import permute_binary_bounds
+from evaluators.oracles.contraction.binary_permute import TILED, PermuteKernel, permute_binary_bounds
 from evaluators.oracles.budget import check
 
 #: an entry >= J * TINY (J terms summed) cannot have lost anything significant to underflow
@@ -119,16 +119,16 @@ def _operand_recipe(ix: tuple, shape: tuple, batch: tuple, summed: tuple, summed
     return (tuple(ix.index(c) for c in order), (nb, nk, ns) if summed_last else (nb, ns, nk), False), kept
 
 
-def _stack(x: np.ndarray, recipe: tuple, buffers: Buffers, summed: int | None = None):
+def _stack(x: np.ndarray, recipe: tuple, buffers: Buffers, summed: int | None, permute: PermuteKernel):
     """``x`` made a matrix stack by ``recipe`` (:func:`_operand_recipe`), the buffer taken from
     ``buffers`` for its copy (None for a view), and e: with ``summed`` (J of a product not yet
     checked) ``x`` is range-checked and rescaled by 2^-e as :func:`_checked_scaled` does, in the
-    pass of its copy when the tiled permute makes one (e = 0 without ``summed``)."""
+    pass of its copy when the tiled permute makes one (e = 0 without ``summed``); the copy by ``permute``."""
     perm, shape, swap = recipe
     buffer, e, bounds = None, 0, (None, None)
     if perm is not None:
         buffer = buffers.take(x.size)
-        copy, *bounds = permute_binary_bounds(x, perm, out=buffer)
+        copy, *bounds = permute_binary_bounds(x, perm, buffer, permute)
         if copy.base is not buffer:  # numpy's copy (off the blocked copy's domain): the buffer is unused
             buffers.give(buffer)
             buffer = None
@@ -174,18 +174,18 @@ def _pair_recipe(ia: tuple, shape_a: tuple, ib: tuple, shape_b: tuple, ip: tuple
             summed_alone * math.prod(size[c] for c in summed))
 
 
-def contract_pair(a: np.ndarray, ia: tuple, b: np.ndarray, ib: tuple, ip,
-                  buffers: Buffers | None = None) -> tuple[np.ndarray, tuple, int]:
+def contract_pair(a: np.ndarray, ia: tuple, b: np.ndarray, ib: tuple, ip, buffers: Buffers | None = None,
+                  permute: PermuteKernel = TILED) -> tuple[np.ndarray, tuple, int]:
     """The contraction of a (labels ia) with b (labels ib) keeping the labels in ``ip`` (any
     order): the product (C-contiguous, a view of a buffer from ``buffers`` when given), its
     labels in memory order, and J, the number of terms summed into each entry. An index in one
     operand only and not kept is summed within it first; the larger operand sets the order of
-    the shared labels (it is copied least)."""
-    return _contract_checked(a, ia, None, b, ib, None, ip, buffers)[:3]
+    the shared labels (it is copied least); operands permuted by ``permute``."""
+    return _contract_checked(a, ia, None, b, ib, None, ip, buffers, permute)[:3]
 
 
 def _contract_checked(a: np.ndarray, ia: tuple, summed_a: int | None, b: np.ndarray, ib: tuple,
-                      summed_b: int | None, ip, buffers: Buffers | None = None):
+                      summed_b: int | None, ip, buffers: Buffers | None = None, permute: PermuteKernel = TILED):
     """:func:`contract_pair`, each operand first range-checked (and rescaled) when its J is given
     (a product not checked yet; None: checked already, or an input), in the pass of its permuted
     copy when it has one: the product, its labels, its J, and the sum of the operands' e."""
@@ -205,8 +205,8 @@ def _contract_checked(a: np.ndarray, ia: tuple, summed_a: int | None, b: np.ndar
         b = np.ascontiguousarray(b.sum(axis=drop_b))
     if swap:
         a, summed_a, b, summed_b = b, summed_b, a, summed_a
-    A, buffer_a, e_a = _stack(a, recipe_a, buffers, summed_a)
-    B, buffer_b, e_b = _stack(b, recipe_b, buffers, summed_b)
+    A, buffer_a, e_a = _stack(a, recipe_a, buffers, summed_a, permute)
+    B, buffer_b, e_b = _stack(b, recipe_b, buffers, summed_b, permute)
     out = buffers.take(math.prod(out3))
     np.matmul(A, B, out=out.reshape(out3))
     buffers.give(buffer_a)
@@ -224,10 +224,10 @@ def _schedule(tree) -> tuple[list[tuple], list[tuple]]:
 
 
 def _contract_slice(tree, arrays: list[np.ndarray], i: int, buffers: Buffers | None = None,
-                    schedule: tuple | None = None) -> float:
+                    schedule: tuple | None = None, permute: PermuteKernel = TILED) -> float:
     """Natural log of slice i's contraction (arrays: the inputs, not yet sliced); intermediates in
     buffers from ``buffers``, given back as they are consumed; ``schedule``: :func:`_schedule`
-    of the tree (made here when not given)."""
+    of the tree (made here when not given); ``permute``: the copy kernel."""
     buffers = buffers if buffers is not None else Buffers()
     leaves, merges = schedule if schedule is not None else _schedule(tree)
     temps, exponent = {}, 0
@@ -237,7 +237,7 @@ def _contract_slice(tree, arrays: list[np.ndarray], i: int, buffers: Buffers | N
     for p, left, right, kept in merges:
         check("contracting the path")
         (a, ia, buffer_a, summed_a), (b, ib, buffer_b, summed_b) = temps.pop(left), temps.pop(right)
-        out, labels, summed, e = _contract_checked(a, ia, summed_a, b, ib, summed_b, kept, buffers)
+        out, labels, summed, e = _contract_checked(a, ia, summed_a, b, ib, summed_b, kept, buffers, permute)
         buffers.give(buffer_a)
         buffers.give(buffer_b)
         exponent += e
@@ -257,11 +257,12 @@ def log_sum(values: list[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def linear_log(tree, arrays: list[np.ndarray], slice_workers: int = 1) -> float:
+def linear_log(tree, arrays: list[np.ndarray], slice_workers: int = 1, permute: PermuteKernel = TILED) -> float:
     """Natural log of the full contraction of ``arrays`` (positive float64, every entry <= 1,
     axes in the order of ``tree.inputs``) along ``tree``, summing its slices, ``slice_workers``
     of them at once in threads (numpy and the numba kernels release the GIL). RangeExceeded when
-    an entry of an input or intermediate is too small for float64 to be exact."""
+    an entry of an input or intermediate is too small for float64 to be exact. ``permute``: how
+    operands are copied into matrix order (:class:`evaluators.oracles.contraction.binary_permute.PermuteKernel`)."""
     for a in arrays:
         if a.size and not float(a.min()) >= TINY:
             raise RangeExceeded
@@ -270,7 +271,7 @@ def linear_log(tree, arrays: list[np.ndarray], slice_workers: int = 1) -> float:
 
     def worker_slices(w: int) -> list[float]:  # one buffer pool per worker, reused across its slices
         buffers = Buffers()
-        return [_contract_slice(tree, arrays, i, buffers, schedule) for i in range(w, tree.nslices, workers)]
+        return [_contract_slice(tree, arrays, i, buffers, schedule, permute) for i in range(w, tree.nslices, workers)]
 
     if workers == 1:
         return log_sum(worker_slices(0))

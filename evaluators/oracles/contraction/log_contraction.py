@@ -41,6 +41,7 @@ from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
 from evaluators.oracles.budget import affordable, check
+from evaluators.oracles.contraction.binary_permute import TILED, PermuteKernel
 from evaluators.oracles.contraction.linear_contraction import TINY, RangeExceeded, linear_log, log_sum
 
 #: slices contracted at once: one per core here; each holds its own intermediates (up to the budget)
@@ -156,18 +157,21 @@ def _log_domain_log(tree, log_arrays: list[np.ndarray]) -> float:
 
 def contract_log(tree, log_arrays: list[np.ndarray], force_log_domain: bool = False,
                  blas_threads: int | None = 1, slice_workers: int = SLICE_WORKERS,
-                 linear_seconds: list | None = None, linear_predicted_s: float | None = None) -> float:
+                 linear_seconds: list | None = None, linear_predicted_s: float | None = None,
+                 permute: PermuteKernel = TILED) -> float:
     """Natural log of the full contraction of exp(log_arrays) along ``tree`` (cotengra, sliced
     or not). ``log_arrays`` hold finite log weights; linear float64 where every intermediate
     passes the range check, else (or when forced) the log-domain contraction. ``blas_threads``:
     BLAS threads during the contraction (None: the library's default, the benchmark's baseline);
     ``slice_workers``: threads contracting the slices of a sliced tree side by side (linear route);
-    ``linear_seconds``: a list that gets the wall seconds of the linear route when it gave the value."""
+    ``linear_seconds``: a list that gets the wall seconds of the linear route when it gave the value;
+    ``permute``: the linear route's copy kernel
+    (:class:`evaluators.oracles.contraction.binary_permute.PermuteKernel`)."""
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if not force_log_domain:
             try:
                 started = time.perf_counter()
-                value = linear_log(tree, [np.exp(a) for a in log_arrays], slice_workers)
+                value = linear_log(tree, [np.exp(a) for a in log_arrays], slice_workers, permute)
                 if linear_seconds is not None:
                     linear_seconds.append(time.perf_counter() - started)
                 return value
