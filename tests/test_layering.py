@@ -226,6 +226,49 @@ def test_benchmarks_live_outside_the_product_and_only_their_commands_load_them()
     assert not harnesses, f"benchmark harnesses inside the oracle package: {harnesses}"
 
 
+def _private_uses(path: Path) -> list[str]:
+    """Where ``path`` reaches into project modules: the private names it uses (``from pkg.mod import
+    _name``, and ``mod._name`` where ``mod`` is a project module imported under that name; dunders
+    excepted) and the modules whose globals it sets (``setattr(mod, ...)``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases, found = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and resolve(node.module):
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in MODULES:
+                    aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{aliases[node.value.id]}.{node.attr}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in aliases):
+            found.append(f"setattr({aliases[node.args[0].id]}, ...)")
+    return found
+
+
+def test_benchmarks_use_only_public_names_of_what_they_measure(tmp_path):
+    """A benchmark sets what it compares through parameters (settings objects, keyword arguments),
+    never by swapping a module's globals or calling its private functions: a harness that reaches
+    into internals breaks silently when they change, and leaves them changed when it fails."""
+    private = {name: uses for name, path in MODULES.items() if _under(name, "evolve.bench")
+               if (uses := _private_uses(path))}
+    assert not private, f"benchmarks using private names of the product: {private}"
+    planted = tmp_path / "probe.py"  # the check itself finds what it must
+    planted.write_text("from evaluators.oracles import tensor_network as tn\n"
+                       "from evaluators.oracles.planar import _bridges\ntn._TREE_CACHE.clear()\n"
+                       "setattr(tn, 'MAX_FLOPS', 1.0)\n", encoding="utf-8")
+    assert sorted(_private_uses(planted)) == ["evaluators.oracles.planar._bridges",
+                                              "evaluators.oracles.tensor_network._TREE_CACHE",
+                                              "setattr(evaluators.oracles.tensor_network, ...)"]
+
+
 def test_oracle_methods_are_registered_only_by_their_adapters():
     """The method registry is reached by the adapters (evaluators/oracles/methods/, one module per
     method, each registering itself) and by the registry that chooses among them; an adapter reaches

@@ -368,11 +368,11 @@ def test_p04_128_low_temperature_independent_of_elimination_order():
     """Double-double results do not depend on the ordering or pivot threshold (float64 does, at
     the 1e-10 level here): evidence of stability where no exact reference reaches."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.planar import planar_inputs
     from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, log_abs_pfaffian
 
     m, _, _ = p04_model(128, 0, 8.0)
-    emb, K, _, _ = _setup(m, "low_t")
+    emb, K, _, _ = planar_inputs(m, "low_t")
     A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K)
     a = log_abs_pfaffian(A, unit_ptr, coords, settings=PfaffianSettings(extended=True))
     b = log_abs_pfaffian(A, unit_ptr, coords, settings=PfaffianSettings(extended=True, u=0.5, leaf_nodes=24))
@@ -413,13 +413,13 @@ def test_cold_grid_where_fixed_precision_fails_comes_from_the_ground_state_line(
     from its certified ground-state line instead, right at beta = 40, 200 (matrix numerically
     singular before) and 1e4 (weights far below float64)."""
     from evaluators.oracles.elimination import elimination_log_z
-    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.planar import planar_inputs
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
     from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, log_abs_pfaffian, log_abs_pfaffian_bounded
 
     m, _, _ = p04_model(12, 0, 40.0)
     ref = elimination_log_z(m, 22)
-    emb, K, shift, _ = _setup(m, "low_t")
+    emb, K, shift, _ = planar_inputs(m, "low_t")
     A, pre, unit_ptr, coords = dual_pfaffian_matrix(emb, K, 1)   # single units: the old order
     unguarded = shift + pre + log_abs_pfaffian(A, unit_ptr, coords, PfaffianSettings(extended=True, half_kernel=False))
     assert abs(unguarded - ref) > 0.3
@@ -458,10 +458,10 @@ def test_cold_ground_state_energy_against_a_networkx_minimum_weight_matching():
     """E0 read off the cold line (the slope of log Z between beta = 50 and 500) equals the cost of
     a minimum-weight perfect matching of the expanded dual (domain walls, 2|J| per wall edge)."""
     from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-    from evaluators.oracles.planar import _setup
+    from evaluators.oracles.planar import planar_inputs
 
     m, _, _ = p04_model(12, 3, 1.0)
-    emb, K, _, _ = _setup(m, "low_t")
+    emb, K, _, _ = planar_inputs(m, "low_t")
     A = dual_pfaffian_matrix(emb, K, 1)[0].tocoo()
     upper = A.row < A.col
     G = nx.Graph()

@@ -20,7 +20,7 @@ import pytest
 
 from evaluators.oracles.base import TooLarge
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.planar import _bridges, _setup, planar_log_z
+from evaluators.oracles.planar import _bridges, planar_inputs, planar_log_z
 from evaluators.oracles.planar_ground import min_t_join, sandwich_e0
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from search.structural.templates import planar_pfaffian
@@ -40,7 +40,7 @@ def _model(task_id: str, n: int, beta: float = 1.0, seed: int = 0):
 def _matching_e0(m) -> float:
     """E0 by networkx: a minimum-weight perfect matching of the oracle's expanded dual, whose
     matchings are the domain-wall configurations (weights exp(-2|K|): 0 for gadget edges)."""
-    emb, K, _, _ = _setup(m, "low_t")
+    emb, K, _, _ = planar_inputs(m, "low_t")
     K = K / np.abs(K).max()
     A = dual_pfaffian_matrix(emb, K, 1)[0].tocoo()
     upper = A.row < A.col
@@ -56,7 +56,7 @@ def _matching_e0(m) -> float:
 def test_minimum_t_join_equals_a_networkx_matching(task_id, n):
     m = _model(task_id, n)
     expected = _matching_e0(m)
-    emb, K, _, _ = _setup(m, "low_t")
+    emb, K, _, _ = planar_inputs(m, "low_t")
     walled = ~_bridges(emb)
     aK = np.abs(K) / np.abs(K).max()
     total = int(np.rint(aK.sum()))

@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.linalg.nested_dissection import grouped_dissection
-from evaluators.oracles.planar import _setup
+from evaluators.oracles.planar import planar_inputs
 from evaluators.oracles.linalg.skew_front import eliminate_front
 from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
 from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, LEAF_NODES, log_abs_pfaffian
@@ -27,7 +27,7 @@ def random_front(rng, f: int) -> np.ndarray:
 def p04_matrix(L: int, beta: float, seed: int = 0):
     task = get_task("P04")
     model = task.to_model(task.probe_params(L * L, seed, 0), L * L).with_beta(beta)
-    emb, K, _, _ = _setup(model, "low_t")
+    emb, K, _, _ = planar_inputs(model, "low_t")
     return dual_pfaffian_matrix(emb, K)
 
 

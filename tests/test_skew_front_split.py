@@ -12,7 +12,7 @@ import pytest
 
 from evaluators.oracles.linalg import skew_front_split
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
-from evaluators.oracles.planar import _setup
+from evaluators.oracles.planar import planar_inputs
 from evaluators.oracles.linalg.skew_front_half import eliminate_front_half
 from evaluators.oracles.linalg.skew_front_split import FrontHelpers, eliminate_front_half_split, row_bounds
 from evaluators.oracles.linalg.skew_pfaffian import PfaffianSettings, SkewSystem, log_abs_pfaffian, multifrontal_log_pf
@@ -72,7 +72,7 @@ def test_split_front_is_the_serial_front_bit_for_bit(small_split, ext, parts):
 def p04_matrix(L: int, beta: float, seed: int = 0):
     task = get_task("P04")
     model = task.to_model(task.probe_params(L * L, seed, 0), L * L).with_beta(beta)
-    emb, K, _, _ = _setup(model, "low_t")
+    emb, K, _, _ = planar_inputs(model, "low_t")
     return dual_pfaffian_matrix(emb, K)
 
 

@@ -20,7 +20,7 @@ from scipy.sparse import coo_array
 
 from evaluators.oracles.dual_pfaffian import dual_pfaffian_matrix
 from evaluators.oracles.linalg.nested_dissection import THREADED_TOP_LEVELS, grouped_dissection
-from evaluators.oracles.planar import _setup
+from evaluators.oracles.planar import planar_inputs
 from evaluators.oracles.linalg.skew_pfaffian import (
     LEAF_NODES,
     PfaffianSettings,
@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def p04_matrix(L: int, beta: float, seed: int = 0):
     task = get_task("P04")
     model = task.to_model(task.probe_params(L * L, seed, 0), L * L).with_beta(beta)
-    emb, K, _, _ = _setup(model, "low_t")
+    emb, K, _, _ = planar_inputs(model, "low_t")
     return dual_pfaffian_matrix(emb, K)
 
 

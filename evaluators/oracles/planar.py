@@ -123,8 +123,10 @@ def planar_applies(model: IsingModel) -> str | None:
     return planarity_reason(model.n, edges, model.embedding())
 
 
-def _setup(model: IsingModel, method: str):
-    """(embedding, K, log-Z shift from the constant, resolved method)."""
+def planar_inputs(model: IsingModel, method: str):
+    """What the planar methods start from: (the interaction graph's planar embedding, K = beta J
+    per edge in the embedding's edge order, the log-Z shift beta * constant, the method with "auto"
+    resolved). NotApplicable when the model is not planar (:func:`planar_applies`)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     reason = _structure_reason(model)
@@ -165,7 +167,7 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
     """
     affordable(PLANAR_S_AT_65536 * (model.n / 65536.0) ** 1.5, f"the elimination of {model.n} spins")
-    emb, K, shift, method = _setup(model, method)
+    emb, K, shift, method = planar_inputs(model, method)
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
         return shift + pre + 0.5 * log_abs_det_sparse(M)
@@ -267,7 +269,7 @@ def _needs_cold_guard(K: np.ndarray) -> bool:
 def planar_dense_baseline_log_z(model: IsingModel, method: str = "auto") -> float:
     """The same log Z from a dense ``np.linalg.slogdet`` of the same matrix (a speed baseline:
     O(size^3) time, O(size^2) memory; it is an LU, so not accurate at low temperature)."""
-    emb, K, shift, method = _setup(model, method)
+    emb, K, shift, method = planar_inputs(model, method)
     if method == "high_t":
         M, pre = kac_ward_matrix(emb, K)
     else:

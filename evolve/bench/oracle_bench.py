@@ -22,7 +22,7 @@ from evaluators.oracles.elimination import elimination_log_z
 from evaluators.oracles.linalg.skew_pfaffian import (PfaffianSettings, SkewSystem, log_abs_pfaffian,
                                                      log_abs_pfaffian_bounded, multifrontal_log_pf)
 from evaluators.oracles.linalg.subtree_threads import default_threads
-from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, _setup, planar_log_z
+from evaluators.oracles.planar import EVEN_SEPARATORS_ABOVE, planar_inputs, planar_log_z
 from evaluators.oracles.tensor_network import tensor_network_log_z
 from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from evolve.bench.tn_bench import bench_tn, format_tn
@@ -62,7 +62,7 @@ def bench_planar(cases=((64, (1.0, 3.0, 8.0, 20.0)), (256, (1.0, 3.0, 5.0, 8.0))
         base = task.to_model(task.probe_params(L * L, seed, 0), L * L)
         for beta in betas:
             model = base.with_beta(beta)
-            emb, K, _, _ = _setup(model, "low_t")
+            emb, K, _, _ = planar_inputs(model, "low_t")
             A, _, group_ptr, coords = dual_pfaffian_matrix(emb, K)
             # the threaded runs use every usable core whatever the load; "now" is what the oracle's
             # default would take at this moment (one thread while other work leaves no core free)
