@@ -135,6 +135,13 @@ def register_task_payloads(payloads) -> list[Task]:
     return out
 
 
+def task_from_payloads(task_id: str, payloads) -> Task:
+    """The task ``task_id`` after registering the user task files shipped as ``payloads`` (a worker
+    is its own process, maybe on another node, so it gets the files' text, not their paths)."""
+    register_task_payloads(payloads)
+    return get_task(task_id)
+
+
 def register_task_source(source: str, origin: str) -> Task:
     """Register a task file's text; ``origin`` names it in messages and tracebacks."""
     digest = hashlib.sha256(source.encode()).hexdigest()

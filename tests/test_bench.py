@@ -15,7 +15,7 @@ from evolve.commands import bench as cmd_bench
 from evolve.commands.common import UsageError
 from evolve.bench.metrics import bench_table, group_metrics, trial_summary
 from evolve.bench.trial import RefineRound, RefineTrace, run_refine_trial
-from evolve.engine.workers import ProposerWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from search.database import score_of
 from search.proposers import ProposerContext
 from search.proposers.structural import StructuralOptions

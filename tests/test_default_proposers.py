@@ -12,7 +12,8 @@ from evolve.engine.engine import Engine
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy, proposer_context
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from evolve.store.run_store import RunStore
 from search.database.dedup import normalised_hash
 from search.derivation.proposer import DerivationProposer

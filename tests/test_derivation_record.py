@@ -11,7 +11,7 @@ import pytest
 from doubles.local_run import local_run
 from evaluators.verify import VerifyOptions
 from evolve.cli import main
-from evolve.engine.workers import EvaluatorWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
 from evolve.store.journal import read_journal
 from search.derivation.record import Check
 from search.llm.config import LLMConfig, ModelSpec

@@ -18,7 +18,8 @@ from evolve.engine.plan import plan_generation
 from evolve.engine.pools import LocalPool
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy, proposer_context
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from evolve.store.events import (BudgetEvent, DuplicateEvent, EvaluationEvent, FinishEvent, PromotionEvent,
                                  ProposalEvent, SnapshotEvent, decode, encode)
 from evolve.store.journal import read_journal

@@ -14,7 +14,8 @@ from search.candidate import Candidate
 from search.llm.config import LLMConfig, ModelSpec
 from doubles.scripted_server import Reply, Rule, ScriptedServer
 from evolve.bench.trial import run_refine_trial
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from search.llm.client import LLMClient, ProposerError
 from search.prompt_builder import PromptBuilder
 from search.proposers import ProposerContext

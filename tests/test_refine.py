@@ -11,7 +11,8 @@ from doubles.scripted_server import Reply, Rule, ScriptedServer
 from evaluators.verify import VerifyOptions
 from evolve.bench.trial import RefineTrace, run_refine_trial
 from evolve.config import Budgets
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from search.llm.config import LLMConfig, ModelSpec
 from search.prompt_builder import PromptBuilder
 from search.prompts import fill, load_templates

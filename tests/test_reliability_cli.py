@@ -164,7 +164,7 @@ P01_RUN = {"task": "P01", "seed": 2, "strategy": "islands",
 def test_evolve_runs_shows_a_live_runs_counts(tmp_path, sandbox, monkeypatch):
     from doubles.local_run import local_run
     from evolve.engine import engine
-    from evolve.engine.workers import EvaluatorWorker
+    from evolve.engine.evaluator_worker import EvaluatorWorker
     from evolve.config import config_from_dict
 
     monkeypatch.setattr(engine, "STATUS_INTERVAL_S", 0.0, raising=False)   # every update, not every 5 s

@@ -312,7 +312,8 @@ WORKER_SCRIPT = """
 import json, sys
 from tasks.registry import task_ids
 from evaluators.verify import VerifyOptions
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from search.proposers import ProposerContext
 from search.proposers.structural import StructuralOptions
 from search.records import ProposalRequest

@@ -30,7 +30,7 @@ from pathlib import Path
 from evaluators.sandbox import Sandbox
 from evaluators.verdict import Verdict
 from evolve.config import config_from_dict
-from evolve.engine.workers import EvaluatorWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
 from evolve.store.events import DuplicateEvent, ProposalEvent
 from evolve.store.lineage import RunIndex
 from evolve.store.run_store import read_config, read_executor_rates

@@ -35,7 +35,8 @@ from pathlib import Path
 from evaluators.sandbox import Sandbox
 from evaluators.verify import VerifyOptions, probe_set
 from evolve.bench.trial import run_refine_trial
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from search.llm.client import load_litellm
 from search.llm.config import LLMConfig, ModelSpec
 from search.llm.preflight import preflight

@@ -31,7 +31,8 @@ from evolve.engine.engine import Engine
 from evolve.engine.pools import ExecutorPool
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy, proposer_context
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from evolve.store.events import EvaluationEvent
 from search.records import Evaluation
 

@@ -24,7 +24,8 @@ from evolve.engine.progress import Progress
 from evolve.engine.ray_pool import ActorProxy, ActorSet, RayPool
 from evolve.engine.ray_session import RaySession
 from evolve.engine.termination import by_sigterm
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from evolve.store.events import FinishEvent
 from evolve.store.failures import one_line
 from evolve.store.run_store import RunStore

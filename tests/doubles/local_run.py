@@ -15,7 +15,8 @@ from evolve.engine.pools import LocalPool
 from evolve.engine.preflight import check_models
 from evolve.engine.progress import Progress
 from evolve.engine.runtime import engine_settings, make_strategy, proposer_context
-from evolve.engine.workers import EvaluatorWorker, ProposerWorker
+from evolve.engine.evaluator_worker import EvaluatorWorker
+from evolve.engine.proposer_worker import ProposerWorker
 from evolve.store.journal import read_journal
 from evolve.store.run_store import RunStore
 
