@@ -387,6 +387,21 @@ def test_planar_pfaffian_sweeps_a_narrow_gaussian_glass_exactly_when_cold(beta):
     assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
 
 
+def test_planar_pfaffian_sweeps_a_gaussian_glass_wider_than_16_when_the_work_is_bounded():
+    """The cap is on the sweep's work (spins x 2^width <= 2^27), not its width alone: a 17 x 17
+    Gaussian glass (frontier 17, 289 x 2^17 states) at beta|J| ~ 3000 is swept exactly, checked against
+    the transfer-matrix oracle. A 16-spin width cap refused it (and a user's 32 x 32 brick-wall glass,
+    frontier 17, at its n = 1024 cold rung)."""
+    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+
+    rng = np.random.default_rng(17)
+    n, edges, positions = _grid(17)
+    J = rng.normal(size=len(edges))
+    beta = 1000.0
+    got = planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, beta, n, {})
+    assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
+
+
 def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_limits():
     rng = np.random.default_rng(13)
     n, edges, positions = _grid(20)
@@ -394,4 +409,4 @@ def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_lim
     with pytest.raises(ArithmeticError) as info:
         planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 1000.0, n, {})
     text = str(info.value)
-    assert "not integer multiples of one unit" in text and "the exact sweep's frontier is 20 spins (> 16)" in text
+    assert "not integer multiples of one unit" in text and "the exact sweep's frontier is 20 spins (400 spins x 2^20 states > 2^27)" in text
