@@ -49,8 +49,8 @@ def test_every_method_the_selector_picks_applies():
 def test_forcing_an_inapplicable_method_is_refused():
     from evaluators.oracles.base import NotApplicable
 
-    task = get_task("P02")  # fields: the planar method does not apply
-    model = task.to_model(task.probe_params(12, 0, 0), 12)
+    task = get_task("T16")  # fields on every spin of a grid: no planar graph even with a ghost spin
+    model = task.to_model(task.probe_params(16, 0, 0), 16)
     with pytest.raises(NotApplicable, match="planar"):
         exact_log_z(model, "planar")
 

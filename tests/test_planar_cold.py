@@ -108,16 +108,36 @@ def test_template_cold_equals_the_transfer_matrix_on_the_16_by_16_triangular_ant
     assert _template(m) == pytest.approx(transfer_matrix_log_z(m), rel=1e-13, abs=2e-9)
 
 
-@pytest.mark.parametrize("beta_j", [13.0, 1000.0])
-def test_template_refuses_in_one_line_where_it_cannot_vouch(beta_j):
-    """32 x 32 triangular antiferromagnet: its elimination is not vouched for past beta |J| ~ 9, and
-    below that its states above the ground states still count, so no certified line: an
-    ArithmeticError naming the limit and what is in reach, never a number."""
+def test_template_takes_the_decimal_route_where_no_certified_line_exists():
+    """32 x 32 triangular antiferromagnet at beta|J| = 1000: its elimination is not vouched for past
+    beta |J| ~ 9, and below that its states above the ground states still count, so no certified line;
+    the domain walls eliminated in decimal arithmetic (cold_decimal, two precisions that agree) give
+    -beta E0 + log 2, with E0 the oracle's minimum T-join (its two ground states: the transfer matrix
+    finds log g = log 2 on the 6 x 6 .. 16 x 16 members of this family, as test_planar_cold's
+    16 x 16 cases check)."""
+    m = _model("T14", 1024, 1000.0)
+    emb, K, _, _ = planar_inputs(m, "low_t")
+    walled = ~_bridges(emb)
+    aK = np.abs(K) / np.abs(K).max()
+    walls = min_t_join(emb.face[:emb.m][walled], emb.face[emb.m:][walled], emb.n_faces, np.ones(int(walled.sum())),
+                       (K[walled] < 0).astype(float))
+    e0 = 2 * walls - int(np.rint(aK.sum()))                  # in units of |J|
+    beta_j = m.beta * float(np.abs(m.couplings[1]).max())
+    assert _template(m) == pytest.approx(-beta_j * e0 + math.log(2.0), rel=1e-13)
+
+
+def test_template_refuses_in_one_line_naming_every_limit(monkeypatch):
+    """Where the decimal route too would take too long (its limit set to 0 s here), an ArithmeticError
+    naming the cold line's limit, the sweep's and the decimal elimination's, never a number."""
+    from search.structural.templates import cold_decimal
+
+    monkeypatch.setattr(cold_decimal, "CD_MAX_SECONDS", 0.0)
     with pytest.raises(ArithmeticError) as info:
-        _template(_model("T14", 1024, beta_j))
+        _template(_model("T14", 1024, 13.0))
     text = str(info.value)
-    assert "\n" not in text and f"beta|J| = {beta_j:g} on 1024 spins" in text and "not certified" in text
-    assert "beta|J| <= 12, or a smaller model" in text
+    assert "\n" not in text and "beta|J| = 13 on 1024 spins" in text and "not certified" in text
+    assert "beta|J| <= 12, or a smaller model" in text and "the exact sweep's frontier" in text
+    assert "the decimal elimination of its" in text
 
 
 def test_template_running_bound_covers_the_error_of_its_unbounded_value():

@@ -402,7 +402,10 @@ def test_planar_pfaffian_sweeps_a_gaussian_glass_wider_than_16_when_the_work_is_
     assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
 
 
-def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_limits():
+def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_every_limit(monkeypatch):
+    from search.structural.templates import cold_decimal
+
+    monkeypatch.setattr(cold_decimal, "CD_MAX_SECONDS", 0.0)   # the decimal route refuses up front
     rng = np.random.default_rng(13)
     n, edges, positions = _grid(20)
     J = rng.normal(size=len(edges))
@@ -410,3 +413,29 @@ def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_both_lim
         planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, 1000.0, n, {})
     text = str(info.value)
     assert "not integer multiples of one unit" in text and "the exact sweep's frontier is 20 spins (400 spins x 2^20 states > 2^27)" in text
+    assert "the decimal elimination of its" in text
+
+
+def test_planar_pfaffian_eliminates_a_cold_gaussian_glass_in_decimal_when_too_wide_to_sweep(monkeypatch):
+    """Past the sweep's cap (set to 2^10 here so a 12 x 12 grid is too wide), a Gaussian glass at
+    beta|J| = 300 goes through the decimal elimination (cold_decimal), checked against the transfer
+    matrix; and a 12 x 12 +-J grid with continuous fields on its top row (a ghost spin above it) at
+    beta|J| = 44, which has no ground-state line either."""
+    from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
+    from search.structural.templates import cold_sweep
+
+    monkeypatch.setattr(cold_sweep, "COLD_SWEEP_MAX_WORK", 1 << 10)
+    rng = np.random.default_rng(14)
+    n, edges, positions = _grid(12)
+    J = rng.normal(size=len(edges))
+    beta = 300.0 / np.abs(J).max()
+    got = planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, beta, n, {})
+    assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
+    J = rng.choice([-1.0, 1.0], size=len(edges))
+    h = rng.uniform(-1.0, 1.0, 12)
+    ghost = np.stack([np.arange(12), np.full(12, n)], 1)            # above the top row
+    edges2, J2 = np.concatenate([edges, ghost]), np.concatenate([J, h])
+    positions2 = np.concatenate([positions, [[5.5, 3.0]]])        # rows run down from y = 0
+    beta = 44.0
+    got = planar_pfaffian._method_log_z(edges2, J2, np.zeros(n + 1), [], positions2, beta, n + 1, {})
+    assert got == pytest.approx(transfer_matrix_log_z(_model(n + 1, beta, edges2, J2)), rel=1e-13)

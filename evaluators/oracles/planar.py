@@ -114,8 +114,32 @@ def _structure_reason(model: IsingModel) -> str | None:
     return None
 
 
+def ghost_spin_model(model: IsingModel) -> IsingModel:
+    """The zero-field model of n + 1 spins in which each field h_i of ``model`` (pairwise, no rank-one
+    blocks) is a coupling of spin i to a new spin n: its Z is 2 Z(model) (summing the new spin gives
+    Z(h) + Z(-h), and the global flip maps one onto the other). No positions: the new spin's place in a
+    drawing is networkx's to find, if the graph is still planar (fields on one face's spins only)."""
+    edges, J = model.couplings
+    h = model.fields
+    at = np.flatnonzero(h)
+    ghost = np.stack([at, np.full(len(at), model.n)], 1)
+    return IsingModel.from_arrays(model.n + 1, model.beta, np.concatenate([edges, ghost]), np.concatenate([J, h[at]]),
+                                  constant=model.constant)
+
+
 def planar_applies(model: IsingModel) -> str | None:
-    """None when :func:`planar_log_z` applies (zero field, pairwise, planar), else the reason."""
+    """None when :func:`planar_log_z` applies (pairwise, planar, and with fields only where a ghost
+    spin in their place keeps the graph planar, and, cold, only fields commensurate with the
+    couplings: the cold route's ground-state line needs a common unit), else the reason."""
+    if model.has_fields and not model.rank_one and model.is_pairwise:
+        ghost = ghost_spin_model(model)
+        if planarity_reason(ghost.n, ghost.couplings[0], None) is not None:
+            return "nonzero fields: with a ghost spin in their place the interaction graph is not planar"
+        K = np.abs(ghost.beta * ghost.couplings[1])
+        if _needs_cold_guard(K) and commensurate_multiples(K) is None:
+            return (f"nonzero fields (through a ghost spin) at beta|J| = {float(K.max()):.4g}: the couplings and fields "
+                    f"have no common unit, so the cold route has no ground-state line to certify")
+        return None
     reason = _structure_reason(model)
     if reason is not None:
         return reason
@@ -163,9 +187,12 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     precision (low_t only): "auto" (double-double when beta * max|J| > 3), "double",
     "double-double". threads (low_t): threads of the elimination (None: one for small
     matrices, else the usable cores; the value does not depend on it, see
-    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields,
-    k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
+    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`). Fields: through
+    :func:`ghost_spin_model`. Raises NotApplicable for fields that leave no planar graph with the
+    ghost spin, k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
     """
+    if model.has_fields and not model.rank_one and model.is_pairwise:
+        return planar_log_z(ghost_spin_model(model), method, precision, threads) - math.log(2.0)
     affordable(PLANAR_S_AT_65536 * (model.n / 65536.0) ** 1.5, f"the elimination of {model.n} spins")
     emb, K, shift, method = planar_inputs(model, method)
     if method == "high_t":

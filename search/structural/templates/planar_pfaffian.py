@@ -69,7 +69,9 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
 from search.structural.templates import Claims, render, register
-from search.structural.templates import cold_line, cold_sweep, ground_state, plane_dimers, skew_elimination
+from search.structural.templates import (cold_decimal, cold_line, cold_sweep, ground_state, plane_dimers, skew_decimal,
+                                        skew_elimination)
+from search.structural.templates.cold_decimal import _cd_checked_log_pf
 from search.structural.templates.cold_line import _cold_log_z
 from search.structural.templates.cold_sweep import _narrow_sweep_log_z
 from search.structural.templates.plane_dimers import (_cycles, _decorate, _face_groups, _kasteleyn_orientation,
@@ -135,7 +137,9 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
     Warm (beta max|J| <= WARM_BETA_J): the plan's form and solver in float64. Colder, up to
     TRUSTED_BETA_J (TRUSTED_DISTINCT_BETA_J when most magnitudes differ): the domain-wall form by
     the double-double skew elimination. Colder still: only a value the running error bound vouches
-    for, directly or through the certified ground-state line (``cold_line``); else ArithmeticError."""
+    for, directly or through the certified ground-state line (``cold_line``); else the exact sweep of a
+    narrow model (``cold_sweep``); else the domain walls in decimal arithmetic, checked at two
+    precisions (``cold_decimal``); else ArithmeticError naming every limit."""
     if rank_one or np.any(np.asarray(h) != 0.0):
         raise ValueError("the Pfaffian route needs zero fields and no rank-one blocks")
     if positions is None:
@@ -156,7 +160,13 @@ def _method_log_z(edges, J, h, rank_one, positions, beta, n, options):
         return _cold_log_z(lambda b: _walls_log_z(edges, J, positions, b, n, options, True), ground, beta, aJ,
                            f"{n} spins ({len(aJ)} couplings)", trusted, bool(_frustrated_faces(face, negative).any()))
     except ArithmeticError as refused:           # a narrow model still has an exact route (cold_sweep)
-        return _narrow_sweep_log_z(edges, J, positions, beta, n, refused)
+        try:
+            return _narrow_sweep_log_z(edges, J, positions, beta, n, refused)
+        except ArithmeticError as too_wide:      # and any model the decimal elimination (cold_decimal)
+            try:
+                return _walls_log_z(edges, J, positions, beta, n, options, False, in_decimal=True)
+            except ArithmeticError as decimal_refused:
+                raise ArithmeticError(f"{too_wide}; {decimal_refused}") from None
 
 
 def _merged(edges, J, n):
@@ -170,11 +180,12 @@ def _merged(edges, J, n):
     return np.stack([key[keep] // n, key[keep] % n], 1), Jm[keep]
 
 
-def _walls_log_z(edges, J, positions, beta, n, options, bounded):
+def _walls_log_z(edges, J, positions, beta, n, options, bounded, in_decimal=False):
     """log Z (zero field) by the plan's route or, beyond WARM_BETA_J, the domain walls eliminated in
     double-double; with ``bounded``: (log Z, a bound on its absolute error), the elimination's
     running bound plus the rounding of the weights exp(-2 |K|) (d log Pf / d log w_e is a
-    probability, so n_nodes / 2 of them at most, each (1 + 2|K|) 2^-52)."""
+    probability, so n_nodes / 2 of them at most, each (1 + 2|K|) 2^-52). ``in_decimal``: the domain
+    walls eliminated in decimal arithmetic, checked at two precisions (``cold_decimal``)."""
     edges, Jm = _merged(edges, J, n)
     eu, ev = edges[:, 0], edges[:, 1]
     K = beta * Jm
@@ -184,13 +195,13 @@ def _walls_log_z(edges, J, positions, beta, n, options, bounded):
     face, fpos, _ = _cycles(phi)
     bridge = np.repeat(face[0::2] == face[1::2], 2) if m else np.zeros(0, dtype=bool)
     mate = np.arange(2 * m) ^ 1
-    cold = bounded or beta * float(np.max(np.abs(Jm), initial=0.0)) > WARM_BETA_J
+    cold = bounded or in_decimal or beta * float(np.max(np.abs(Jm), initial=0.0)) > WARM_BETA_J
     form = "domain_walls" if cold else options.get("form", "low_temperature")
     pos = np.asarray(positions, dtype=np.float64)
     dart_xy = np.repeat(0.5 * (pos[eu] + pos[ev]), 2, axis=0)      # the midpoint of each dart's bond
     if form == "domain_walls":
         # domain walls: unsatisfied bonds form a subgraph of the dual, odd exactly at frustrated faces
-        w = np.exp(-2.0 * np.abs(np.repeat(K, 2)))
+        w = 2.0 + np.arange(2 * m) if in_decimal else np.exp(-2.0 * np.abs(np.repeat(K, 2)))  # dart ids in decimal
         aK = np.abs(K)
         base = n_comp * np.log(2.0) + float(aK.sum()) + float(np.sum(np.log1p(np.exp(-2.0 * aK[bridge[0::2]]))))
         group, key2 = face, fpos
@@ -237,6 +248,9 @@ def _walls_log_z(edges, J, positions, beta, n, options, bounded):
         half = np.flatnonzero(np.arange(len(mate)) < mate)           # _decorate's first edges, in order
         xy = (dedges[:len(half)].T.ravel(), np.r_[dart_xy[half], dart_xy[mate[half]]],
               _face_groups(vertex, degree, FACE_GROUP_UNITS))
+    if in_decimal:
+        return base + _cd_checked_log_pf(n_nodes, dedges, dweights, dranks, xy, np.repeat(np.abs(K), 2),
+                                         float(np.max(np.abs(K), initial=0.0)))[0]
     if not bounded:
         return base + _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy)
     value, bound = _pfaffian_log(n_nodes, dedges, dweights, dranks, options, xy, True)
@@ -244,15 +258,16 @@ def _walls_log_z(edges, J, positions, beta, n, options, bounded):
 
 
 FUNCTIONS = ((_pfaffian_log, _method_log_z, _merged, _walls_log_z) + plane_dimers.FUNCTIONS + skew_elimination.FUNCTIONS
-             + cold_line.FUNCTIONS + ground_state.FUNCTIONS + cold_sweep.FUNCTIONS)
+             + cold_line.FUNCTIONS + ground_state.FUNCTIONS + cold_sweep.FUNCTIONS + skew_decimal.FRONT_FUNCTIONS
+             + cold_decimal.FUNCTIONS)
 
 
 def source(options: dict) -> str:
     constants = (f"\n{plane_dimers.constants()}WARM_BETA_J = {WARM_BETA_J!r}\nFACE_GROUP_UNITS = {FACE_GROUP_UNITS!r}\n"
                  f"TRUSTED_BETA_J = {TRUSTED_BETA_J!r}\nTRUSTED_DISTINCT_BETA_J = {TRUSTED_DISTINCT_BETA_J!r}\n"
                  + skew_elimination.constants() + cold_line.constants() + ground_state.constants()
-                 + cold_sweep.constants())
-    return render(IMPORTS + "import math\n" + constants, FUNCTIONS)
+                 + cold_sweep.constants() + skew_decimal.constants() + cold_decimal.constants())
+    return render(IMPORTS + "import decimal\nimport math\n" + constants, FUNCTIONS)
 
 
 def applies(view) -> str | None:

@@ -2,7 +2,8 @@
 multifrontal skew elimination of ``skew_elimination`` (the same nested dissection, the same
 threshold pivoting), each front a numpy object array of ``decimal.Decimal`` numbers.
 
-Not a template: helper functions that the torus_pfaffian solver renders into its programs, on top
+Not a template: helper functions that the torus_pfaffian solver (and, for single fronts, the planar
+Pfaffian's cold_decimal route) renders into its programs, on top
 of ``skew_elimination`` (ordering, tree) and ``skew_sign`` (the sign of a pivot sequence).
 
 Why. The four-Pfaffian torus adds four sectors with signs, W_c = (1/4) sum_s (+-) Pf(A_s), so a class
@@ -185,7 +186,9 @@ def _sd_sector_pfaffians(P, datas, xy, group, first, second, ctx, shared_ctx=Non
     return out
 
 
-FUNCTIONS = (_sd_context, _sd_pattern, _sd_assemble_front, _sd_eliminate_front, _sd_product, _sd_sector_pfaffians)
+#: what a program that eliminates single Decimal fronts renders (``cold_decimal``)
+FRONT_FUNCTIONS = (_sd_context, _sd_pattern, _sd_assemble_front, _sd_eliminate_front)
+FUNCTIONS = FRONT_FUNCTIONS + (_sd_product, _sd_sector_pfaffians)
 
 
 def constants() -> str:
