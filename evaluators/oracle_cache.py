@@ -36,7 +36,7 @@ _memory: dict[str, OracleResult] = {}
 #: part of every key: bumped when an oracle's values change (v2: the cold and tiny-coupling fixes
 #: of issue 13; v3: the planar cold line's exact ground-state energy, refusals stored, issue 36; v4: the
 #: torus Pfaffians' sparse double-double route and their refusal of weights in (0, 2^-500), issue 34;
-#: v5: the planar oracle's fields on one face through a ghost spin, which it refused before),
+#: v5: the planar_fields method (fields on one face through a ghost spin), whose models were refused before),
 #: so a fixed oracle never meets values (or refusals) its earlier version stored
 CACHE_VERSION = 5
 #: time budget of one reference (seconds; evaluators/oracles/budget.py): past it the oracle refuses,

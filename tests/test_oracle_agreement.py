@@ -64,7 +64,7 @@ def test_the_methods_are_plugins_found_by_themselves_in_their_order_of_preferenc
     from evaluators.oracles.registry import preference
 
     modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
-    assert set(METHODS) == modules and len(modules) == 10
+    assert set(METHODS) == modules and len(modules) == 11
     small, large = preference(IsingModel.from_arrays(16, 1.0, np.zeros((0, 2), int), np.zeros(0))), \
         preference(IsingModel.from_arrays(64, 1.0, np.zeros((0, 2), int), np.zeros(0)))
     assert small[:5] == ["mattis", "chain", "forest", "kaufman", "brute"] and large[-1] == "brute"

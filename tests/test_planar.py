@@ -17,6 +17,8 @@ from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
 from evaluators.oracles.planar import (
     planar_applies,
     planar_dense_baseline_log_z,
+    planar_fields_applies,
+    planar_fields_log_z,
     planar_log_z,
     uses_double_double,
 )
@@ -291,7 +293,7 @@ def test_applies_and_not_applicable():
     assert planar_applies(k4) is None
     k5 = IsingModel.from_arrays(5, 1.0, list(nx.complete_graph(5).edges()), 1.0)
     torus = get_task("P03").to_model(get_task("P03").probe_params(16, 0, 0), 16)
-    fields = IsingModel.from_arrays(4, 1.0, list(nx.complete_graph(4).edges()), 1.0, h=[0.5, 0.5, -0.3, 0.2])  # K5 with a ghost
+    fields = IsingModel.from_arrays(3, 1.0, [(0, 1)], [1.0], h=[0.0, 0.5, 0.0])
     triple = IsingModel(n=3, terms=((0, 1, 2),), weights=np.ones(1), beta=1.0)
     mattis = get_task("P05").to_model(get_task("P05").probe_params(8, 0, 0), 8)
     for bad in (k5, torus, fields, triple, mattis):
@@ -319,10 +321,10 @@ def test_fields_on_the_outer_face_go_through_a_ghost_spin(beta):
     fields keeps the graph planar and has Z' = 2 Z; against enumeration (4 x 4) and the transfer
     matrix (16 x 16)."""
     small = _grid_with_top_row_fields(4, beta, 1)
-    assert planar_applies(small) is None
-    assert planar_log_z(small) == pytest.approx(naive_log_z(small), rel=1e-13)
+    assert planar_fields_applies(small) is None and "nonzero fields" in planar_applies(small)
+    assert planar_fields_log_z(small) == pytest.approx(naive_log_z(small), rel=1e-13)
     large = _grid_with_top_row_fields(16, beta, 2)
-    assert planar_log_z(large) == pytest.approx(transfer_matrix_log_z(large), rel=1e-12)
+    assert planar_fields_log_z(large) == pytest.approx(transfer_matrix_log_z(large), rel=1e-12)
 
 
 def test_cold_fields_through_a_ghost_spin_need_a_common_unit():
@@ -330,10 +332,14 @@ def test_cold_fields_through_a_ghost_spin_need_a_common_unit():
     (its ground-state line): +-1 fields at beta = 40 are exact against the transfer matrix; continuous
     fields there are refused in applies, not attempted."""
     integer = _grid_with_top_row_fields(12, 40.0, 3, integer_fields=True)
-    assert planar_applies(integer) is None
-    assert planar_log_z(integer) == pytest.approx(transfer_matrix_log_z(integer), rel=1e-12)
+    assert planar_fields_applies(integer) is None
+    assert planar_fields_log_z(integer) == pytest.approx(transfer_matrix_log_z(integer), rel=1e-12)
     continuous = _grid_with_top_row_fields(12, 60.0, 3)
-    assert "no common unit" in planar_applies(continuous)
+    assert "no common unit" in planar_fields_applies(continuous)
+    with pytest.raises(NotApplicable, match="no common unit"):
+        planar_fields_log_z(continuous)
+    everywhere = IsingModel.from_arrays(4, 1.0, list(nx.complete_graph(4).edges()), 1.0, h=[0.5, 0.5, -0.3, 0.2])
+    assert "not planar" in planar_fields_applies(everywhere)   # K4 with a ghost joined to all four is K5
 
 
 # -- building blocks --------------------------------------------------------------------------

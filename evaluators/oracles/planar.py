@@ -128,23 +128,39 @@ def ghost_spin_model(model: IsingModel) -> IsingModel:
 
 
 def planar_applies(model: IsingModel) -> str | None:
-    """None when :func:`planar_log_z` applies (pairwise, planar, and with fields only where a ghost
-    spin in their place keeps the graph planar, and, cold, only fields commensurate with the
-    couplings: the cold route's ground-state line needs a common unit), else the reason."""
-    if model.has_fields and not model.rank_one and model.is_pairwise:
-        ghost = ghost_spin_model(model)
-        if planarity_reason(ghost.n, ghost.couplings[0], None) is not None:
-            return "nonzero fields: with a ghost spin in their place the interaction graph is not planar"
-        K = np.abs(ghost.beta * ghost.couplings[1])
-        if _needs_cold_guard(K) and commensurate_multiples(K) is None:
-            return (f"nonzero fields (through a ghost spin) at beta|J| = {float(K.max()):.4g}: the couplings and fields "
-                    f"have no common unit, so the cold route has no ground-state line to certify")
-        return None
+    """None when :func:`planar_log_z` applies (zero field, pairwise, planar), else the reason."""
     reason = _structure_reason(model)
     if reason is not None:
         return reason
     edges, _ = model.couplings
     return planarity_reason(model.n, edges, model.embedding())
+
+
+def planar_fields_applies(model: IsingModel) -> str | None:
+    """None when :func:`planar_fields_log_z` applies: pairwise, with fields, planar with a ghost spin
+    in their place (fields only on the spins of one face), and, cold, only fields commensurate with
+    the couplings (the cold route's ground-state line needs a common unit); else the reason."""
+    if model.rank_one or not model.is_pairwise:
+        return _structure_reason(model)
+    if not model.has_fields:
+        return "no fields: the zero-field planar method takes the model as it is"
+    ghost = ghost_spin_model(model)
+    if planarity_reason(ghost.n, ghost.couplings[0], None) is not None:
+        return "with a ghost spin in place of the fields the interaction graph is not planar"
+    K = np.abs(ghost.beta * ghost.couplings[1])
+    if _needs_cold_guard(K) and commensurate_multiples(K) is None:
+        return (f"at beta|J| = {float(K.max()):.4g} the couplings and fields have no common unit, so the cold "
+                f"route has no ground-state line to certify")
+    return None
+
+
+def planar_fields_log_z(model: IsingModel, precision: str = "auto", threads: int | None = None) -> float:
+    """Natural log Z at model.beta of a pairwise model whose fields lie on one face: the planar log Z
+    of :func:`ghost_spin_model` minus log 2. NotApplicable as :func:`planar_fields_applies` says."""
+    reason = planar_fields_applies(model)
+    if reason is not None:
+        raise NotApplicable(reason)
+    return planar_log_z(ghost_spin_model(model), "auto", precision, threads) - math.log(2.0)
 
 
 def planar_inputs(model: IsingModel, method: str):
@@ -187,12 +203,10 @@ def planar_log_z(model: IsingModel, method: str = "auto", precision: str = "auto
     precision (low_t only): "auto" (double-double when beta * max|J| > 3), "double",
     "double-double". threads (low_t): threads of the elimination (None: one for small
     matrices, else the usable cores; the value does not depend on it, see
-    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`). Fields: through
-    :func:`ghost_spin_model`. Raises NotApplicable for fields that leave no planar graph with the
-    ghost spin, k >= 3-spin terms, rank-one blocks or a non-planar interaction graph.
+    :func:`evaluators.oracles.linalg.skew_pfaffian.log_abs_pfaffian`). Raises NotApplicable for fields
+    (:func:`planar_fields_log_z` takes fields on one face), k >= 3-spin terms, rank-one blocks or a
+    non-planar interaction graph.
     """
-    if model.has_fields and not model.rank_one and model.is_pairwise:
-        return planar_log_z(ghost_spin_model(model), method, precision, threads) - math.log(2.0)
     affordable(PLANAR_S_AT_65536 * (model.n / 65536.0) ** 1.5, f"the elimination of {model.n} spins")
     emb, K, shift, method = planar_inputs(model, method)
     if method == "high_t":

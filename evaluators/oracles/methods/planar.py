@@ -1,4 +1,4 @@
-"""Exact oracle method ``planar``: planar graphs (fields on one face through a ghost spin), dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T) (:mod:`evaluators.oracles.planar`)."""
+"""Exact oracle method ``planar``: zero-field planar graphs, dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T) (:mod:`evaluators.oracles.planar`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from evaluators.oracles.methods import register
 
 NAME = "planar"
 ORDER = 50
-SUMMARY = "planar graphs (fields on one face through a ghost spin), dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T)"
+SUMMARY = "zero-field planar graphs, dual Kasteleyn Pfaffian, multifrontal skew elimination (double-double at low T)"
 
 
 def applies(model) -> str | None:
