@@ -38,6 +38,7 @@ from evaluators.oracles.base import NotApplicable, TooLarge
 from evaluators.profile import timed
 from evaluators.sandbox import Limits
 from evaluators.verdict import Answer, AnswerInstance, Frontier, Rung
+from tasks.family import side_is_sqrt_n
 
 GAP_SCALE = 0.1
 ERROR_SCALE = 1e-4
@@ -243,7 +244,7 @@ def verify_answer(task, sub, kind: str, options, sandbox, v, profile=None) -> No
                       stage=i.stage, draw=i.draw, note=i.note) for i in instances]
     timings = [(i.n, i.seconds) for i in instances if i.error is None and i.seconds > 0]
     with timed(profile, "complexity_audit"):
-        finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
+        finding = audit_complexity(sub.complexity_O, sub.code, timings, side_is_sqrt_n(task, sub.complexity_O),
                                    frontier=frontier if frontier is not None and frontier.kind in ("time", "memory")
                                    else None, first_ladder_n=None)
     v.complexity = finding.to_verdict()

@@ -37,6 +37,7 @@ from evaluators.profile import Profile, timed
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import Frontier, Rung
 from tasks.base import Task
+from tasks.family import side_is_sqrt_n
 from tasks.memory import memory_refusal
 
 _COLD_STREAM = 0xC01D  # the cold draws' own random stream (the typical ones use the task's)
@@ -122,7 +123,7 @@ def climb(task: Task, code: str, uses_log_z: bool, sandbox: Sandbox, seed: int =
         if too_big is not None:
             out.stopped, out.frontier = f"stopped before n={n}: {too_big}", Frontier(n, "no_oracle", too_big)
             return out
-        price = claimed_price(claim, task.square_lattice, timed_calls)
+        price = claimed_price(claim, side_is_sqrt_n(task, claim), timed_calls)
         why = price.too_costly(n, budget.rung_timeout_s) if price is not None else None
         if why is not None:
             out.stopped, out.frontier = f"stopped before n={n}: {why}", Frontier(n, "claimed_cost", why)

@@ -104,6 +104,28 @@ def family_structure(task, sizes=None, seed: int = 0, nishimori: bool | None = N
     return fam
 
 
+def side_is_sqrt_n(task, claim: str | None) -> bool:
+    """Whether an "L" in a complexity claim about ``task`` is the side of an L x L lattice, n = L^2:
+    the task says so (``square_lattice``), or, for a claim that names L, every model the family
+    analysis reads (:func:`family_structure`) is an L x L lattice, or its formula's variables are an
+    L x L array at every size. A user's grid task that does not set
+    the flag gets the same reading as the catalogue's: a derived program's "O(L^2 2^(L))" was priced with
+    L = n, so a cheap rung was refused as 1e12 s."""
+    if task.square_lattice:
+        return True
+    if not claim or "L" not in claim:
+        return False
+    try:
+        fam = family_structure(task)
+        shapes = [s.lattice_shape for s in fam.structures]
+        formula = getattr(task, "formula", None)
+        if any(s is None for s in shapes) and formula is not None and len(formula.shape) == 2:
+            shapes = [formula.shape_at(task.probe_params(n, 0, 0), n) for n in fam.sizes]   # a formula's L x L array
+    except Exception:  # noqa: BLE001 - a task whose models do not build is refused where they are built
+        return False
+    return bool(shapes) and all(s is not None and s[0] == s[1] and s[0] > 1 for s in shapes)
+
+
 def _ghost_planar(ss) -> bool | None:
     """False if a tested instance with fields is not ghost-planar, True if every tested one is, else None."""
     tested = [s.ghost_planar for s in ss if s.ghost_planar is not None]

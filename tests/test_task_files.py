@@ -235,6 +235,54 @@ def test_a_task_file_without_to_model_reads_its_formula(tmp_path, diamond):
         assert brute_log_z(got) == pytest.approx(brute_log_z(want), rel=1e-13)
 
 
+GRID_IN_A_FIELD = '''
+from tasks.base import Gold, Task, sample_beta
+from tasks.formula import Derived, Formula, Param, term
+
+
+class GridInAField(Task):
+    id = "USER_GRID_H"
+    title = "2D Ising ferromagnet in a uniform field"
+    canonical = paraphrased = "Z of an open L x L Ising ferromagnet in a uniform field H."
+    gold = Gold("no_efficient_known", "O(2^sqrt(n))")
+    probe_sizes = (9, 16)
+    ladder_sizes = (64, 256)
+    formula = Formula(
+        shape=("L", "L"),
+        params=(Param("beta", "a real number"), Param("J", "a real number"), Param("H", "a real number")),
+        terms=(term("J * s[r][c] * s[r][c + 1]", ("r", "0", "L - 1"), ("c", "0", "L - 2")),
+               term("J * s[r][c] * s[r + 1][c]", ("r", "0", "L - 2"), ("c", "0", "L - 1")),
+               term("H * s[r][c]", ("r", "0", "L - 1"), ("c", "0", "L - 1"))),
+        derived=(Derived("L", "isqrt(n)"),),
+    )
+
+    def sample_params(self, rng, n):
+        return {"beta": sample_beta(rng), "J": 1.0, "H": float(rng.uniform(-1, 1))}
+
+
+TASK = GridInAField()
+'''
+
+
+def test_l_in_a_claim_about_a_user_grid_is_the_side_of_the_grid(tmp_path):
+    """A formula-only task on an L x L array that does not set ``square_lattice``: "L" in a claim is
+    sqrt(n), as for the catalogue's grids. The derived program's O(L^2 2^(L)), priced with L = n, had
+    its n = 64 rung refused as 1e12 s (256 spins x 2^8 states: well under a second)."""
+    from evaluators.checks.claimed_cost import claimed_price
+    from tasks.family import side_is_sqrt_n
+
+    path = tmp_path / "grid_in_a_field.py"
+    path.write_text(GRID_IN_A_FIELD)
+    task = register_task_file(path)
+    assert not task.square_lattice and side_is_sqrt_n(task, "O(L^2 2^(L))")
+    assert not side_is_sqrt_n(task, "O(n^3)")                       # no L to read
+    price = claimed_price("O(L^2 2^(L))", side_is_sqrt_n(task, "O(L^2 2^(L))"), [(16, 0.004)])
+    assert price.seconds_at(64) < 1.0            # 0.004 s x (64 / 16) x 2^(8 - 4) = 0.26 s
+    assert price.too_costly(64, 20.0) is None
+    decorated = register_task_file(ROOT / "examples" / "tasks" / "decorated_torus.py")   # an L x 3L array
+    assert not side_is_sqrt_n(decorated, "O(L^2 2^(L))")
+
+
 def test_loading_is_idempotent_by_content_and_ids_stay_unique(tmp_path, diamond):
     assert register_task_file(EXAMPLE) is diamond
     copy = tmp_path / "copy.py"

@@ -20,7 +20,7 @@ from evaluators.sandbox import Sandbox
 from evaluators.submission import Submission
 from evaluators.verdict import Failure, Verdict
 from tasks.base import Task
-from tasks.family import family_structure
+from tasks.family import family_structure, side_is_sqrt_n
 
 Z_ONLY_MAX_N = 200  # a Z_efficient-only candidate overflows a float beyond a few hundred spins
 
@@ -60,8 +60,9 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     with timed(profile, "timing_fit"):
         usable = fit_growth(timings).usable
     if not usable:
-        extra_sizes = suggest_sizes(timings, task.square_lattice)
-        price = claimed_price(sub.complexity_O, task.square_lattice, timings)
+        square = side_is_sqrt_n(task, sub.complexity_O)
+        extra_sizes = suggest_sizes(timings, square)
+        price = claimed_price(sub.complexity_O, square, timings)
         if price is not None:   # sizes the candidate's own exponential claim says cannot finish
             extra_sizes = [n for n in extra_sizes if price.too_costly(n, budget.timing_call_s, margin=1.0) is None]
         with timed(profile, "timing_runs") as extra:
@@ -70,7 +71,7 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     last_rung = max(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     with timed(profile, "complexity_audit"):
-        finding = audit_complexity(sub.complexity_O, sub.code, timings, task.square_lattice,
+        finding = audit_complexity(sub.complexity_O, sub.code, timings, side_is_sqrt_n(task, sub.complexity_O),
                                    frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung,
                                    last_ladder_n=last_rung)
     v.complexity = finding.to_verdict()

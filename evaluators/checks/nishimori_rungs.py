@@ -43,6 +43,7 @@ from evaluators.decoding.codes import DecodingCode, decoding_code
 from evaluators.sandbox import Call, Limits, Sandbox
 from evaluators.verdict import Rung
 from tasks.base import Task
+from tasks.family import side_is_sqrt_n
 
 _STREAM = 0x4E15     # the rungs' own random stream ("NIShimori")
 
@@ -137,7 +138,7 @@ def _decoding(task, dc, code, uses_log_z, sandbox, verified_n, seed, budget, cla
     out = RungsOutcome()
     L_s = max(dc.min_L, math.isqrt(max(verified_n, 1)))
     L_l = 2 * L_s
-    price = claimed_price(claim, task.square_lattice, timings)
+    price = claimed_price(claim, side_is_sqrt_n(task, claim), timings)
     why = price.too_costly(L_l * L_l, budget.pilot_s) if price is not None else None
     if why is not None:
         out.notes.append(f"not run at L = {L_l}: {why.removeprefix('not run: ')}")
