@@ -233,7 +233,7 @@ class Formula:
         if n > MAX_EVAL_N:
             raise ValueError(f"a formula is evaluated by enumeration, n <= {MAX_EVAL_N}; got {n}")
         env = self._namespace(params, n)
-        shape = self._shape_in(env)
+        shape = tuple(int(_eval(d, env)) for d in self.shape)
         if math.prod(shape) != n:
             raise ValueError(f"variable shape {shape} does not hold n = {n} variables")
         tables = [_term_table(t, env, shape) for t in self.terms]
@@ -255,9 +255,7 @@ class Formula:
 
     def shape_at(self, params: dict, n: int) -> tuple[int, ...]:
         """The variables' array shape (sizes) for these parameters at size n."""
-        return self._shape_in(self._namespace(params, n))
-
-    def _shape_in(self, env: dict) -> tuple[int, ...]:
+        env = self._namespace(params, n)
         return tuple(int(_eval(d, env)) for d in self.shape)
 
     def _namespace(self, params: dict, n: int) -> dict:
