@@ -419,18 +419,30 @@ def test_planar_pfaffian_refuses_a_wide_gaussian_glass_when_cold_naming_every_li
 def test_planar_pfaffian_eliminates_a_cold_gaussian_glass_in_decimal_when_too_wide_to_sweep(monkeypatch):
     """Past the sweep's cap (set to 2^10 here so a 12 x 12 grid is too wide), a Gaussian glass at
     beta|J| = 300 goes through the decimal elimination (cold_decimal), checked against the transfer
-    matrix; and a 12 x 12 +-J grid with continuous fields on its top row (a ghost spin above it) at
-    beta|J| = 44, which has no ground-state line either."""
+    matrix, as is a Gaussian glass on a Delaunay triangulation of 150 points with a tenth of its edges
+    dropped at beta|J| = 800 (degrees up to ~9: split into gadget chains); and a 12 x 12 +-J grid with
+    continuous fields on its top row (a ghost spin above it) at beta|J| = 44, which has no ground-state
+    line either (its bounded elimination may vouch first: any route must be exact)."""
     from evaluators.oracles.transfer_matrix import transfer_matrix_log_z
-    from search.structural.templates import cold_sweep
+    from search.structural.templates import cold_decimal, cold_sweep
 
     monkeypatch.setattr(cold_sweep, "COLD_SWEEP_MAX_WORK", 1 << 10)
+    runs = []
+    decimal_run = cold_decimal._cd_walls_log_pf
+    monkeypatch.setattr(cold_decimal, "_cd_walls_log_pf", lambda *a: runs.append(a[-1]) or decimal_run(*a))
     rng = np.random.default_rng(14)
     n, edges, positions = _grid(12)
     J = rng.normal(size=len(edges))
     beta = 300.0 / np.abs(J).max()
     got = planar_pfaffian._method_log_z(edges, J, np.zeros(n), [], positions, beta, n, {})
     assert got == pytest.approx(transfer_matrix_log_z(_model(n, beta, edges, J)), rel=1e-13)
+    assert len(runs) >= 2 and runs[1] > runs[0]                  # two precisions, the second finer
+    positions3, edges3 = _delaunay(rng, 150, 0.1)    # an irregular planar graph: degrees up to ~9, bridges
+    J3 = rng.normal(size=len(edges3))
+    beta = 800.0 / np.abs(J3).max()
+    got = planar_pfaffian._method_log_z(edges3, J3, np.zeros(150), [], positions3, beta, 150, {})
+    assert got == pytest.approx(transfer_matrix_log_z(_model(150, beta, edges3, J3)), rel=1e-13)
+    assert len(runs) >= 4
     J = rng.choice([-1.0, 1.0], size=len(edges))
     h = rng.uniform(-1.0, 1.0, 12)
     ghost = np.stack([np.arange(12), np.full(12, n)], 1)            # above the top row
