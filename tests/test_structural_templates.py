@@ -428,8 +428,8 @@ def test_planar_pfaffian_eliminates_a_cold_gaussian_glass_in_decimal_when_too_wi
 
     monkeypatch.setattr(cold_sweep, "COLD_SWEEP_MAX_WORK", 1 << 10)
     runs = []
-    decimal_run = cold_decimal._cd_walls_log_pf
-    monkeypatch.setattr(cold_decimal, "_cd_walls_log_pf", lambda *a: runs.append(a[-1]) or decimal_run(*a))
+    decimal_run = cold_decimal._cd_log_abs_pfaffian
+    monkeypatch.setattr(cold_decimal, "_cd_log_abs_pfaffian", lambda *a: runs.append(a[-1]) or decimal_run(*a))
     rng = np.random.default_rng(14)
     n, edges, positions = _grid(12)
     J = rng.normal(size=len(edges))

@@ -33,11 +33,11 @@ import decimal
 import math
 
 import numpy as np
-from scipy.sparse import coo_matrix
 
 from search.structural.templates.plane_dimers import _kasteleyn_orientation
 from search.structural.templates.skew_decimal import _sd_assemble_front, _sd_context, _sd_eliminate_front, _sd_pattern
-from search.structural.templates.skew_elimination import _dissection, _node_groups, _node_positions, _stored_pattern
+from search.structural.templates.skew_elimination import (_dissection, _node_groups, _node_positions, _stored_pattern,
+                                                          _tree_ranks)
 
 #: the first run's digits: this, plus CD_DIGITS_PER_BETA_J x beta|J| / ln 10
 CD_DIGITS_BASE = 30
@@ -66,20 +66,52 @@ def _cd_seconds(n_nodes, digits):
     return CD_SECONDS_PER_NODE * n_nodes ** 1.5 * (2.0 + (2 * digits + CD_DIGITS_CHECK) / 80.0)
 
 
-def _cd_log_abs_pfaffian(P, data, xy, group, ctx):
-    """log |Pf M| (a float; -inf when singular) of the skew matrix of pattern ``P`` (``skew_decimal``'s
-    ``_sd_pattern``) with stored values ``data`` (Decimals in P's order), eliminated front by front along
-    the nested dissection of the nodes at ``xy`` (``group`` labels kept together), in context ``ctx``."""
+def _cd_setup(n_nodes, edges, ranks, xy):
+    """What every run shares, whatever its digits: the Kasteleyn orientation of the decorated graph
+    (``_walls_log_z``'s domain walls: ``edges``, ``ranks``), the matrix pattern (``skew_decimal``'s
+    ``_sd_pattern``: P, and ``order``, the stored entries' edge in (u->v edges, then v->u)), the nested
+    dissection along the cold route's coordinates ``xy`` (known nodes, their coordinates, face groups)
+    and each node's place in the elimination."""
+    o = _kasteleyn_orientation(n_nodes, edges, ranks)
+    u = np.where(o == 0, edges[:, 0], edges[:, 1])
+    v = np.where(o == 0, edges[:, 1], edges[:, 0])
+    P, order = _sd_pattern(np.r_[u, v], np.r_[v, u], n_nodes)
+    pattern = _stored_pattern(P)
+    known, known_xy, group = xy
+    tree = _dissection(pattern, _node_positions(n_nodes, pattern, known, known_xy), _node_groups(pattern, group))
+    return P, order, tree, _tree_ranks(tree, n_nodes)[0]
+
+
+def _cd_weights(ids, dart_abs_k):
+    """The edge weights, in the current decimal context: 1 where ``ids`` is 1.0 (a unit edge),
+    exp(-2 dart_abs_k[k]) where it is 2 + k (dart k), evaluated once per distinct |K|."""
+    k = np.rint(np.asarray(ids)).astype(np.int64) - 2
+    w = np.empty(len(k), dtype=object)
+    one, cache = decimal.Decimal(1), {}
+    for e in range(len(k)):
+        if k[e] < 0:
+            w[e] = one
+        else:
+            a = float(dart_abs_k[k[e]])
+            if a not in cache:
+                cache[a] = decimal.Decimal(-2.0 * a).exp()
+            w[e] = cache[a]
+    return w
+
+
+def _cd_log_abs_pfaffian(setup, ids, dart_abs_k, digits):
+    """log |Pf A| (a float; -inf when singular) of the domain-wall matrix of ``setup`` (``_cd_setup``)
+    with the weights of ``ids`` (``_cd_weights``), eliminated front by front along its dissection in
+    ``digits`` digits."""
+    P, order, tree, rank = setup
     n = P.shape[0]
     if n == 0:
         return 0.0
     if n % 2:
         return -math.inf
-    with decimal.localcontext(ctx):
-        pattern = _stored_pattern(P)
-        tree = _dissection(pattern, xy, _node_groups(pattern, group))
-        rank = np.empty(n, dtype=np.int64)
-        rank[np.concatenate([own for own, _ in tree])] = np.arange(n)
+    with decimal.localcontext(_sd_context(digits)):
+        w = _cd_weights(ids, dart_abs_k)
+        data = np.concatenate([w, -w])[order]
         pos = np.full(n, -1, dtype=np.int64)
         updates, product, done_total = {}, decimal.Decimal(1), 0
         for t, (own, kids) in enumerate(tree):              # postorder: children first
@@ -94,49 +126,23 @@ def _cd_log_abs_pfaffian(P, data, xy, group, ctx):
         return float(abs(product).ln())
 
 
-def _cd_walls_log_pf(n_nodes, edges, ids, ranks, xy, dart_abs_k, digits):
-    """log |Pf A| of the decorated graph's Kasteleyn matrix (``_walls_log_z``'s domain walls) whose
-    edge weights are given by ``ids``: 1.0 for a unit edge, 2 + k for dart k, of weight
-    exp(-2 dart_abs_k[k]) evaluated in ``digits`` digits (no underflow). ``xy``: the cold route's
-    (known nodes, their coordinates, face groups)."""
-    o = _kasteleyn_orientation(n_nodes, edges, ranks)
-    u = np.where(o == 0, edges[:, 0], edges[:, 1])
-    v = np.where(o == 0, edges[:, 1], edges[:, 0])
-    ctx = _sd_context(digits)
-    k = np.rint(np.asarray(ids)).astype(np.int64) - 2
-    w = np.empty(len(k), dtype=object)
-    with decimal.localcontext(ctx):
-        one = decimal.Decimal(1)
-        cache = {}
-        for e in range(len(k)):
-            if k[e] < 0:
-                w[e] = one
-            else:
-                a = float(dart_abs_k[k[e]])
-                if a not in cache:
-                    cache[a] = decimal.Decimal(-2.0 * a).exp()
-                w[e] = cache[a]
-        values = np.concatenate([w, -w])
-    P, order = _sd_pattern(np.r_[u, v], np.r_[v, u], n_nodes)
-    pattern = coo_matrix((np.ones(2 * len(u)), (np.r_[u, v], np.r_[v, u])), shape=(n_nodes, n_nodes)).tocsr()
-    known, known_xy, group = xy
-    return _cd_log_abs_pfaffian(P, values[order], _node_positions(n_nodes, pattern, known, known_xy), group, ctx)
-
-
 def _cd_checked_log_pf(n_nodes, edges, ids, ranks, xy, dart_abs_k, beta_j):
-    """(log |Pf A|, digits used) by ``_cd_walls_log_pf`` at ``_cd_digits(beta_j)``, CD_DIGITS_CHECK more,
-    then CD_DIGITS_GROWTH times more digits each time, until two consecutive runs agree within CD_AGREE
-    (module doc); ArithmeticError when the first two are predicted to exceed CD_MAX_SECONDS or no two
-    agree within CD_MAX_DIGITS. ``beta_j``: beta max|J| of the model."""
+    """(log |Pf A|, digits used) of the decorated graph's domain-wall matrix (``_walls_log_z``: edges,
+    weight ids 1.0 for a unit edge and 2 + k for dart k of weight exp(-2 dart_abs_k[k]), Kasteleyn
+    ranks, the cold route's coordinates ``xy``) at ``_cd_digits(beta_j)`` digits, CD_DIGITS_CHECK more,
+    then CD_DIGITS_GROWTH times more each time, until two consecutive runs agree within CD_AGREE (module
+    doc); ArithmeticError when the first two are predicted to exceed CD_MAX_SECONDS or no two agree
+    within CD_MAX_DIGITS. ``beta_j``: beta max|J| of the model."""
     digits = _cd_digits(beta_j)
     predicted = _cd_seconds(n_nodes, digits)
     if predicted > CD_MAX_SECONDS:
         raise ArithmeticError(f"the decimal elimination of its {n_nodes} matrix nodes would take about "
                               f"{predicted:.0f} s (> {CD_MAX_SECONDS:.0f} s)")
-    first = _cd_walls_log_pf(n_nodes, edges, ids, ranks, xy, dart_abs_k, digits)
+    setup = _cd_setup(n_nodes, edges, ranks, xy)
+    first = _cd_log_abs_pfaffian(setup, ids, dart_abs_k, digits)
     step = CD_DIGITS_CHECK
     while digits + step <= CD_MAX_DIGITS:
-        second = _cd_walls_log_pf(n_nodes, edges, ids, ranks, xy, dart_abs_k, digits + step)
+        second = _cd_log_abs_pfaffian(setup, ids, dart_abs_k, digits + step)
         if math.isfinite(second) and abs(second - first) <= CD_AGREE:
             return second, digits + step
         first, digits = second, digits + step
@@ -144,7 +150,7 @@ def _cd_checked_log_pf(n_nodes, edges, ids, ranks, xy, dart_abs_k, beta_j):
     raise ArithmeticError(f"the decimal elimination did not settle within {CD_MAX_DIGITS} digits")
 
 
-FUNCTIONS = (_cd_digits, _cd_seconds, _cd_log_abs_pfaffian, _cd_walls_log_pf, _cd_checked_log_pf)
+FUNCTIONS = (_cd_digits, _cd_seconds, _cd_setup, _cd_weights, _cd_log_abs_pfaffian, _cd_checked_log_pf)
 
 
 def constants() -> str:
