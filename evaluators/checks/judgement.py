@@ -55,12 +55,12 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     uses_log = task.quantity.positive and sub.defines("log_Z")   # log_Z of a signed quantity is not called
     function = "log_Z" if uses_log else "Z_efficient"
     timings = ladder_timings(v.numerical.rungs)
+    square = side_is_sqrt_n(task, sub.complexity_O)     # "L" in the claim is sqrt(n)
     # a fit needs three sizes whose times stand well above timer noise and any fixed per-call
     # overhead, spread wide enough; else time more sizes
     with timed(profile, "timing_fit"):
         usable = fit_growth(timings).usable
     if not usable:
-        square = side_is_sqrt_n(task, sub.complexity_O)
         extra_sizes = suggest_sizes(timings, square)
         price = claimed_price(sub.complexity_O, square, timings)
         if price is not None:   # sizes the candidate's own exponential claim says cannot finish
@@ -71,7 +71,7 @@ def judge(task: Task, sub: Submission, v: Verdict, sandbox: Sandbox, seed: int =
     first_rung = min(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     last_rung = max(task.ladder_sizes) if ladder_ran and task.ladder_sizes else None
     with timed(profile, "complexity_audit"):
-        finding = audit_complexity(sub.complexity_O, sub.code, timings, side_is_sqrt_n(task, sub.complexity_O),
+        finding = audit_complexity(sub.complexity_O, sub.code, timings, square,
                                    frontier=v.numerical.frontier if ladder_ran else None, first_ladder_n=first_rung,
                                    last_ladder_n=last_rung)
     v.complexity = finding.to_verdict()
